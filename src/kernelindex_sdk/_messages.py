@@ -1,0 +1,174 @@
+"""Problems from python-jsonschema errors: wire-name pointers and messages people can act on.
+
+One small function per keyword, as jsonschema's own _keywords.py is laid out; any
+keyword without one keeps jsonschema's message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import reprlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from ._jsontext import escape_token
+from .errors import Problem
+
+__all__ = ["problems_from_error", "short_repr"]
+
+_repr = reprlib.Repr()
+_repr.maxstring = 80
+_repr.maxother = 80
+_repr.maxdict = 4
+_repr.maxlist = 4
+_repr.maxlevel = 2
+
+_TYPE_NAMES = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def short_repr(value: Any) -> str:
+    """repr() cut to a readable length, so a 50 MB value never lands in a message."""
+    return _repr.repr(value)
+
+
+def _pointer(path: Any) -> str:
+    return "".join(f"/{escape_token(p)}" for p in path)
+
+
+def _type_name(schema: Any) -> str:
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if isinstance(kind, list):
+        return " or ".join(_TYPE_NAMES.get(str(k), str(k)) for k in kind)
+    return _TYPE_NAMES.get(kind, "a value") if isinstance(kind, str) else "a value"
+
+
+def _value(e: ValidationError) -> Any:
+    return e.validator_value
+
+
+def _instance(e: ValidationError) -> Any:
+    return e.instance
+
+
+def _schema(e: ValidationError) -> Any:
+    return e.schema
+
+
+def _type(e: ValidationError) -> str:
+    return f"expected {_type_name(_schema(e))}, got {short_repr(_instance(e))}"
+
+
+def _minimum(e: ValidationError) -> str:
+    return f"expected {_type_name(_schema(e))} >= {_value(e)}, got {short_repr(_instance(e))}"
+
+
+def _maximum(e: ValidationError) -> str:
+    return f"expected {_type_name(_schema(e))} <= {_value(e)}, got {short_repr(_instance(e))}"
+
+
+def _pattern(e: ValidationError) -> str:
+    return f"expected a string matching {_value(e)!r}, got {short_repr(_instance(e))}"
+
+
+def _min_length(e: ValidationError) -> str:
+    return f"expected at least {_value(e)} characters, got {short_repr(_instance(e))}"
+
+
+def _max_length(e: ValidationError) -> str:
+    return f"expected at most {_value(e)} characters, got {len(_instance(e))}"
+
+
+def _const(e: ValidationError) -> str:
+    return f"expected {_value(e)!r}, got {short_repr(_instance(e))}"
+
+
+def _enum(e: ValidationError) -> str:
+    choices = ", ".join(repr(v) for v in _value(e))
+    return f"expected one of {choices}, got {short_repr(_instance(e))}"
+
+
+def _format(e: ValidationError) -> str:
+    return f"expected a valid {_value(e)}, got {short_repr(_instance(e))}"
+
+
+def _min_properties(e: ValidationError) -> str:
+    return f"expected at least {_value(e)} member(s), got {short_repr(_instance(e))}"
+
+
+def _any_of(e: ValidationError) -> str:
+    kinds = [_type_name(s) for s in _value(e) if isinstance(s, dict) and "type" in s]
+    expected = ", ".join(dict.fromkeys(kinds)) or "a matching value"
+    return f"expected one of: {expected} (within bounds), got {short_repr(_instance(e))}"
+
+
+_MESSAGES: dict[str, Callable[[ValidationError], str]] = {
+    "type": _type,
+    "minimum": _minimum,
+    "maximum": _maximum,
+    "pattern": _pattern,
+    "minLength": _min_length,
+    "maxLength": _max_length,
+    "const": _const,
+    "enum": _enum,
+    "format": _format,
+    "minProperties": _min_properties,
+    "anyOf": _any_of,
+}
+
+
+def _unknown_keys(e: ValidationError, pointer: str) -> Iterator[Problem]:
+    known = list(_schema(e).get("properties", {}))
+    for key in _instance(e):
+        if key in known:
+            continue
+        hint = difflib.get_close_matches(key, known, n=1)
+        suffix = (
+            f"; did you mean {hint[0]!r}?"
+            if hint
+            else f"; expected one of {', '.join(map(repr, known))}"
+            if known
+            else ""
+        )
+        yield Problem(
+            pointer=f"{pointer}/{escape_token(key)}",
+            message=f"unknown key {short_repr(key)}{suffix}",
+            code="additionalProperties",
+        )
+
+
+def problems_from_error(error: ValidationError, base: str = "") -> Iterator[Problem]:
+    """Yield the problems one python-jsonschema error stands for."""
+    pointer = base + _pointer(error.absolute_path)
+    keyword = error.validator
+    if keyword == "additionalProperties" and isinstance(_instance(error), dict):
+        yield from _unknown_keys(error, pointer)
+        return
+    if "propertyNames" in error.relative_schema_path:
+        # jsonschema reports a bad key as the failing instance at its object's path.
+        render = _MESSAGES.get(str(keyword))
+        detail = render(error) if render else error.message
+        yield Problem(
+            pointer=f"{pointer}/{escape_token(_instance(error))}",
+            message=f"bad key: {detail}",
+            code="propertyNames",
+        )
+        return
+    if not isinstance(keyword, str):
+        # A `false` schema: the member is forbidden in this context (such as timing
+        # on a failed run).
+        key = error.absolute_path[-1] if error.absolute_path else "value"
+        yield Problem(pointer=pointer, message=f"{key!r} is not allowed here", code="false")
+        return
+    render = _MESSAGES.get(str(keyword))
+    message = render(error) if render else error.message
+    yield Problem(pointer=pointer, message=message, code=str(keyword))

@@ -1,0 +1,230 @@
+"""Checks JSON Schema cannot express, one small function each, registered in a table.
+
+Each check takes a RecordView of an already schema-valid document and yields
+problems; validation.py runs them in table order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any, Final
+
+import attrs
+import rfc8785
+
+from . import digest as _digest
+from ._messages import short_repr
+from .errors import Problem
+
+__all__ = ["CHECKS", "DIGEST_CHECK", "RecordView"]
+
+# Rank of each statistic in a distribution; mean and stddev have none.
+_ORDER: Final = {
+    s: i
+    for i, s in enumerate(
+        ["min", "p5", "p10", "p20", "p25", "median", "p75", "p80", "p90", "p95", "p99", "max"]
+    )
+}
+# Unit -> (dimension, factor to the dimension's base unit).
+_UNITS: Final = {
+    "ns": ("time", 1),
+    "us": ("time", 10**3),
+    "ms": ("time", 10**6),
+    "s": ("time", 10**9),
+    "B": ("bytes", 1),
+    "KiB": ("bytes", 2**10),
+    "MiB": ("bytes", 2**20),
+    "GiB": ("bytes", 2**30),
+    "B/s": ("bytes/s", 1),
+    "GB/s": ("bytes/s", 10**9),
+    "TB/s": ("bytes/s", 10**12),
+    "FLOP/s": ("flop/s", 1),
+    "GFLOP/s": ("flop/s", 10**9),
+    "TFLOP/s": ("flop/s", 10**12),
+    "1": ("one", 1),
+}
+
+
+@attrs.frozen
+class RecordView:
+    """The documents of one input and where each sits (JSON pointer prefix)."""
+
+    run: dict[str, Any] | None = None
+    protocol: dict[str, Any] | None = None
+    environment: dict[str, Any] | None = None
+    run_at: str = "/run"
+    protocol_at: str = "/protocol"
+    environment_at: str = "/environment"
+
+
+Check = Callable[[RecordView], Iterator[Problem]]
+
+
+def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, float, str]]:
+    """Yield (metric, statistic, value in base units, pointer) of a run's measured values."""
+    spec = run["spec"]
+    for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
+        yield "latency", stat, value, f"{run_at}/spec/timing/latencyNs/{stat}"
+    for i, m in enumerate(spec.get("measurements", ())):
+        _, factor = _UNITS[m["unit"]]
+        yield m["metric"], m["statistic"], m["value"] * factor, f"{run_at}/spec/measurements/{i}"
+
+
+def check_quantile_order(view: RecordView) -> Iterator[Problem]:
+    """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on."""
+    if view.run is None:
+        return
+    groups: dict[str, list[tuple[int, str, float, str]]] = {}
+    for metric, stat, value, pointer in _statistics(view.run, view.run_at):
+        if stat in _ORDER:
+            groups.setdefault(metric, []).append((_ORDER[stat], stat, value, pointer))
+    for metric, entries in groups.items():
+        entries.sort()
+        for (rank_a, stat_a, a, _), (rank_b, stat_b, b, ptr_b) in itertools.pairwise(entries):
+            if rank_a < rank_b and b < a:
+                yield Problem(
+                    pointer=ptr_b,
+                    message=f"{metric} {stat_b} is below its {stat_a}; quantiles must be ordered",
+                    code="quantile-order",
+                )
+
+
+def check_median_matches(view: RecordView) -> Iterator[Problem]:
+    """timing.latencyNs.median equals a median latency measurement when both exist."""
+    if view.run is None:
+        return
+    spec = view.run["spec"]
+    median = spec.get("timing", {}).get("latencyNs", {}).get("median")
+    if median is None:
+        return
+    for i, m in enumerate(spec.get("measurements", ())):
+        if m["metric"] == "latency" and m["statistic"] == "median":
+            dimension, factor = _UNITS[m["unit"]]
+            if dimension == "time" and round(m["value"] * factor) != median:
+                yield Problem(
+                    pointer=f"{view.run_at}/spec/measurements/{i}/value",
+                    message=(
+                        f"median latency {m['value']} {m['unit']} differs from "
+                        f"timing.latencyNs.median {median} ns"
+                    ),
+                    code="median-mismatch",
+                )
+
+
+def check_primary_statistic(view: RecordView) -> Iterator[Problem]:
+    """The primary statistic is present in latencyNs and agrees with the protocol's."""
+    if view.run is None:
+        return
+    timing = view.run["spec"].get("timing")
+    if timing is None:
+        return
+    primary = timing["primaryStatistic"]
+    if primary not in timing["latencyNs"]:
+        yield Problem(
+            pointer=f"{view.run_at}/spec/timing/latencyNs",
+            message=f"primaryStatistic is {primary!r} but latencyNs has no {primary!r}",
+            code="primary-statistic",
+        )
+    if view.protocol is not None:
+        declared = view.protocol["spec"]["measurement"]["primaryStatistic"]
+        if declared != primary:
+            yield Problem(
+                pointer=f"{view.run_at}/spec/timing/primaryStatistic",
+                message=f"run says {primary!r}, its protocol says {declared!r}",
+                code="primary-statistic",
+            )
+
+
+def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
+    """No two measurements of a run share metric and statistic."""
+    if view.run is None:
+        return
+    seen: dict[tuple[str, str], int] = {}
+    for i, m in enumerate(view.run["spec"].get("measurements", ())):
+        key = (m["metric"], m["statistic"])
+        if key in seen:
+            yield Problem(
+                pointer=f"{view.run_at}/spec/measurements/{i}",
+                message=f"{key[0]} {key[1]} already given at measurements/{seen[key]}",
+                code="duplicate-measurement",
+            )
+        else:
+            seen[key] = i
+
+
+def _numbers(view: RecordView) -> Iterator[tuple[str, Any]]:
+    # Only where the schema admits non-integer numbers; dict input can carry NaN there.
+    if view.run is not None:
+        spec = view.run["spec"]
+        for i, m in enumerate(spec.get("measurements", ())):
+            yield f"{view.run_at}/spec/measurements/{i}/value", m["value"]
+        for key, value in spec.get("correctness", {}).items():
+            yield f"{view.run_at}/spec/correctness/{key}", value
+        for path, mapping in (
+            ("sourceNative/metrics", spec.get("sourceNative", {}).get("metrics", {})),
+            ("workload/parameters", spec.get("workload", {}).get("parameters", {})),
+            ("implementation/config", spec.get("implementation", {}).get("config", {})),
+        ):
+            for key, value in mapping.items():
+                yield f"{view.run_at}/spec/{path}/{key}", value
+    if view.protocol is not None:
+        for key, value in view.protocol["spec"]["measurement"].items():
+            yield f"{view.protocol_at}/spec/measurement/{key}", value
+
+
+def check_finite_numbers(view: RecordView) -> Iterator[Problem]:
+    """Numbers are finite: JSON has no NaN or Infinity."""
+    for pointer, value in _numbers(view):
+        if type(value) is float and not math.isfinite(value):
+            yield Problem(
+                pointer=pointer,
+                message=f"{value!r} is not valid JSON; numbers must be finite",
+                code="non-finite-number",
+            )
+
+
+def check_digests(view: RecordView) -> Iterator[Problem]:
+    """Every digest whose object the input carries matches the one recomputed from it."""
+    if view.run is None:
+        return
+    spec = view.run["spec"]
+    sources = {
+        "protocolDigest": (view.protocol and view.protocol["spec"], f"{view.protocol_at}/spec"),
+        "environmentDigest": (
+            view.environment and view.environment["spec"],
+            f"{view.environment_at}/spec",
+        ),
+        "workloadDigest": (spec.get("workload"), f"{view.run_at}/spec/workload"),
+        "implementationDigest": (spec.get("implementation"), f"{view.run_at}/spec/implementation"),
+    }
+    for field, (content, where) in sources.items():
+        if content is None:
+            continue
+        try:
+            computed = _digest.digest(_digest.DIGEST_KINDS[field], content)
+        except rfc8785.CanonicalizationError as err:
+            yield Problem(
+                pointer=where, message=f"cannot canonicalize for {field}: {err}", code="digest"
+            )
+            continue
+        declared = spec[field]
+        if declared != computed:
+            yield Problem(
+                pointer=f"{view.run_at}/spec/{field}",
+                message=f"declared {short_repr(declared)}, computed {computed!r} from {where}",
+                code="digest",
+            )
+
+
+#: Checks run on every schema-valid document, in order.
+CHECKS: Final[tuple[Check, ...]] = (
+    check_finite_numbers,
+    check_primary_statistic,
+    check_quantile_order,
+    check_median_matches,
+    check_duplicate_measurements,
+)
+#: Run when digests are to be verified.
+DIGEST_CHECK: Final[Check] = check_digests

@@ -163,11 +163,14 @@ def problems_from_error(error: ValidationError, base: str = "") -> Iterator[Prob
             code="propertyNames",
         )
         return
-    if not isinstance(keyword, str):
-        # A `false` schema: the member is forbidden in this context (such as timing
-        # on a failed run).
+    if keyword == "not" and _value(error) == {}:
+        # `"not": {}` forbids a member in context (timing on a failed run, say).
         key = error.absolute_path[-1] if error.absolute_path else "value"
-        yield Problem(pointer=pointer, message=f"{key!r} is not allowed here", code="false")
+        reason = _schema(error).get("description", "")
+        message = f"{key!r} is not allowed here" + (
+            f": {reason[0].lower()}{reason[1:-1]}" if reason else ""
+        )
+        yield Problem(pointer=pointer, message=message, code="not")
         return
     render = _MESSAGES.get(str(keyword))
     message = render(error) if render else error.message

@@ -18,7 +18,7 @@ from . import digest as _digest
 from ._messages import short_repr
 from .errors import Problem
 
-__all__ = ["CHECKS", "DIGEST_CHECK", "RecordView"]
+__all__ = ["CHECKS", "DIGEST_CHECK", "DigestComparison", "RecordView", "digest_comparisons"]
 
 # Rank of each statistic in a distribution; mean and stddev have none.
 _ORDER: Final = {
@@ -185,8 +185,28 @@ def check_finite_numbers(view: RecordView) -> Iterator[Problem]:
             )
 
 
-def check_digests(view: RecordView) -> Iterator[Problem]:
-    """Every digest whose object the input carries matches the one recomputed from it."""
+@attrs.frozen
+class DigestComparison:
+    """A digest a run declares beside the one computed from the content the input carries.
+
+    ``computed`` is ``None`` when the input lacks the digested object, and ``error``
+    says why it could not be computed when canonicalization failed.
+    """
+
+    field: str
+    declared: str
+    computed: str | None
+    source: str | None
+    error: str | None = None
+
+    @property
+    def matches(self) -> bool | None:
+        """Whether declared and computed agree; ``None`` when nothing was computed."""
+        return None if self.computed is None else self.computed == self.declared
+
+
+def digest_comparisons(view: RecordView) -> Iterator[DigestComparison]:
+    """Compare each of the run's four digests with the content the input carries."""
     if view.run is None:
         return
     spec = view.run["spec"]
@@ -201,19 +221,33 @@ def check_digests(view: RecordView) -> Iterator[Problem]:
     }
     for field, (content, where) in sources.items():
         if content is None:
+            yield DigestComparison(field=field, declared=spec[field], computed=None, source=None)
             continue
         try:
             computed = _digest.digest(_digest.DIGEST_KINDS[field], content)
         except rfc8785.CanonicalizationError as err:
-            yield Problem(
-                pointer=where, message=f"cannot canonicalize for {field}: {err}", code="digest"
+            yield DigestComparison(
+                field=field, declared=spec[field], computed=None, source=where, error=str(err)
             )
             continue
-        declared = spec[field]
-        if declared != computed:
+        yield DigestComparison(field=field, declared=spec[field], computed=computed, source=where)
+
+
+def check_digests(view: RecordView) -> Iterator[Problem]:
+    """Every digest whose object the input carries matches the one recomputed from it."""
+    for c in digest_comparisons(view):
+        if c.error is not None:
             yield Problem(
-                pointer=f"{view.run_at}/spec/{field}",
-                message=f"declared {short_repr(declared)}, computed {computed!r} from {where}",
+                pointer=c.source or "",
+                message=f"cannot canonicalize for {c.field}: {c.error}",
+                code="digest",
+            )
+        elif c.matches is False:
+            yield Problem(
+                pointer=f"{view.run_at}/spec/{c.field}",
+                message=(
+                    f"declared {short_repr(c.declared)}, computed {c.computed!r} from {c.source}"
+                ),
                 code="digest",
             )
 

@@ -12,6 +12,7 @@ import attrs
 
 __all__ = [
     "DigestMismatchError",
+    "InputError",
     "KernelIndexError",
     "Problem",
     "SchemaValidationError",
@@ -88,3 +89,14 @@ class UnsupportedSourceError(KernelIndexError):
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
         return f"{where}: {self.reason}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class InputError(KernelIndexError):
+    """An input could not be read at all (missing file, permission, not a file)."""
+
+    source: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.reason}"

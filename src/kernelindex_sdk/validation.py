@@ -19,11 +19,14 @@ from referencing.jsonschema import DRAFT202012
 
 from . import _jsontext, _messages, _semantic
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
+from ._semantic import DigestComparison
 from .errors import Problem, SchemaValidationError
 
 __all__ = [
     "SUPPORTED_KINDS",
+    "DigestComparison",
     "check",
+    "compare_digests",
     "detect_kind",
     "iter_problems",
     "registry",
@@ -189,3 +192,31 @@ def check(
     problems = validate(doc, kind=kind, text=text, verify_digests=verify_digests)
     if problems:
         raise SchemaValidationError(problems=problems)
+
+
+def compare_digests(doc: Any) -> list[DigestComparison]:
+    """Return the four digests a run (or bundle) declares beside those computed from its content.
+
+    Args:
+        doc: A parsed run or bundle, or its JSON text.
+
+    Raises:
+        SchemaValidationError: when the document is not a valid run or bundle.
+    """
+    if isinstance(doc, (str, bytes)):
+        doc, _, problems = _jsontext.parse(doc)
+        if problems:
+            raise SchemaValidationError(problems=problems)
+    kind = detect_kind(doc)
+    if kind not in ("BenchmarkRun", BUNDLE):
+        raise SchemaValidationError(
+            problems=[
+                kind
+                if isinstance(kind, Problem)
+                else Problem(
+                    pointer="", message=f"expected a run or a bundle, got a {kind}", code="kind"
+                )
+            ]
+        )
+    check(doc)
+    return list(_semantic.digest_comparisons(_view(doc, kind)))

@@ -127,7 +127,7 @@ Which pass of an operation was measured: forward, backward, full (forward and ba
 
 Scalar: TypeAlias = str | bool | SafeInteger | float
 """
-A JSON scalar that can enter a digest: string, boolean, safe integer or finite number.
+A JSON scalar that can enter a digest: a string, a boolean, or a number whose integral values stay within +-(2^53 - 1) (RFC 8785 cannot carry larger integers exactly).
 """
 
 

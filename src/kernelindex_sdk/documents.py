@@ -1,0 +1,180 @@
+"""Documents in files: JSON and JSON Lines, folders and stdin, validated with locations.
+
+One input (all the paths of one call) is one namespace: a run name may appear once,
+and a protocol or environment name must always name the same content.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, Final
+
+import attrs
+
+from . import _jsontext, validation
+from .errors import InputError, Problem
+
+__all__ = ["Document", "FileProblem", "iter_documents", "validate_paths"]
+
+SUFFIXES: Final = (".json", ".jsonl")
+STDIN: Final = "-"
+_KIND_OF_KEY: Final = {
+    "run": "BenchmarkRun",
+    "protocol": "BenchmarkProtocol",
+    "environment": "ExecutionEnvironment",
+}
+
+
+@attrs.frozen
+class Document:
+    """One document's text and where it starts: ``line`` is 1 for a JSON file."""
+
+    source: str
+    line: int
+    text: str | bytes
+
+
+@attrs.frozen
+class FileProblem:
+    """A problem of a document in a file, with the file's name and line."""
+
+    source: str
+    problem: Problem
+
+    def __str__(self) -> str:
+        p = self.problem
+        where = f"{self.source}:{p.line}:{p.column}" if p.line is not None else self.source
+        return f"{where}: {p.pointer or '(document)'}: {p.message} [{p.code}]"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The problem as a JSON object (``kernelindex validate --format json``)."""
+        return {"source": self.source, **attrs.asdict(self.problem)}
+
+
+def _expand(paths: Iterable[str | Path]) -> Iterator[str | Path]:
+    for given in paths:
+        if str(given) == STDIN:
+            yield STDIN
+            continue
+        path = Path(given)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        elif path.exists():
+            yield path
+        else:
+            raise InputError(source=str(path), reason="no such file or directory")
+
+
+def iter_documents(
+    paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None
+) -> Iterator[Document]:
+    """Yield each document of the given files and folders (``-`` is standard input).
+
+    Folders are searched recursively for ``*.json`` and ``*.jsonl``; a ``.jsonl``
+    file (or standard input whose first non-blank character is not on a line of its
+    own document) holds one document per non-blank line.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read.
+    """
+    for path in _expand(paths):
+        if path == STDIN:
+            source = "<stdin>"
+            data = (stdin or sys.stdin.buffer).read()
+            lines = _looks_like_json_lines(data)
+        else:
+            source = str(path)
+            try:
+                data = Path(path).read_bytes()
+            except OSError as err:
+                raise InputError(source=source, reason=err.strerror or str(err)) from err
+            lines = Path(path).suffix == ".jsonl"
+        if not lines:
+            yield Document(source=source, line=1, text=data)
+            continue
+        for number, line in enumerate(data.split(b"\n"), start=1):
+            if line.strip():
+                yield Document(source=source, line=number, text=line)
+
+
+def _looks_like_json_lines(data: bytes) -> bool:
+    """Standard input has no suffix: it is JSON Lines when its first line is a whole document."""
+    first, _, rest = data.strip().partition(b"\n")
+    if not rest.strip():
+        return False
+    try:
+        json.loads(first)
+    except ValueError:
+        return False
+    return True
+
+
+@attrs.define
+class _Names:
+    """Names seen in one input: kind -> name -> (where, spec)."""
+
+    seen: dict[tuple[str, str], tuple[str, Any]] = attrs.field(factory=dict)
+
+    def problems(self, doc: Any, where: str) -> Iterator[Problem]:
+        for pointer, kind, record in _records(doc):
+            name = record["metadata"]["name"]
+            key = (kind, name)
+            if key not in self.seen:
+                self.seen[key] = (where, record.get("spec"))
+                continue
+            first, spec = self.seen[key]
+            # A shared protocol or environment repeats in every bundle: that is fine
+            # as long as the name always means the same content.
+            if kind != "BenchmarkRun" and spec == record.get("spec"):
+                continue
+            what = "a run" if kind == "BenchmarkRun" else f"a different {kind}"
+            yield Problem(
+                pointer=f"{pointer}/metadata/name",
+                message=f"name {name!r} already names {what} at {first}",
+                code="duplicate-name",
+            )
+
+
+def _records(doc: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    if "kind" in doc:
+        yield "", doc["kind"], doc
+        return
+    for key, kind in _KIND_OF_KEY.items():
+        if key in doc:
+            yield f"/{key}", kind, doc[key]
+
+
+def validate_paths(
+    paths: Iterable[str | Path],
+    *,
+    verify_digests: bool = False,
+    stdin: IO[bytes] | None = None,
+) -> Iterator[FileProblem]:
+    """Validate every document of the given paths; yield each problem with its file and line.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read.
+    """
+    names = _Names()
+    for document in iter_documents(paths, stdin=stdin):
+        value, text, problems = _jsontext.parse(document.text)
+        if not problems:
+            problems = validation.validate(value, text=text, verify_digests=verify_digests)
+        if not problems:
+            where = f"{document.source}:{document.line}"
+            located = list(names.problems(value, where))
+            problems = [_locate(p, text) for p in located]
+        offset = document.line - 1
+        for problem in problems:
+            shifted = problem
+            if problem.line is not None and offset:
+                shifted = attrs.evolve(problem, line=problem.line + offset)
+            yield FileProblem(source=document.source, problem=shifted)
+
+
+def _locate(problem: Problem, text: str | None) -> Problem:
+    where = _jsontext.locate(text, problem.pointer) if text is not None else None
+    return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])

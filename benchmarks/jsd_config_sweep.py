@@ -1,0 +1,94 @@
+"""Time every launch configuration of the fused JSD kernel, one by one, beside a copy.
+
+This is the sweep behind AUTOTUNE_CONFIGS in reference_kernels/jsd/fused.py: it bypasses
+autotuning and prints each config's median, with and without the flush-to-zero MUFU
+approximations (FAST_MATH), so the config space can be chosen from data.
+Run on a GPU: `PYTHONPATH=src python3 benchmarks/jsd_config_sweep.py [--out FILE]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+import torch
+import triton
+from triton.testing import do_bench
+
+from kernelindex_sdk.reference_kernels.jsd import fused
+
+CONFIGS = [
+    (c.kwargs["BLOCK_V"], c.num_warps, c.kwargs["PROGRAMS_PER_SM"]) for c in fused.AUTOTUNE_CONFIGS
+]
+
+
+def _time_config(
+    x: torch.Tensor, y: torch.Tensor, dx: torch.Tensor, config: tuple[int, int, int], **flags: Any
+) -> float:
+    block, warps, per_sm = config
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    n = x.numel()
+    partials = torch.empty(sms * fused.MAX_PROGRAMS_PER_SM, device="cuda", dtype=torch.float32)
+    programs = min(triton.cdiv(n, block), sms * per_sm)
+    ln2 = math.log(2.0)
+
+    def run() -> None:
+        # The flat layout jsd_triton uses without labels: one row of BT*V, beta 0.5.
+        fused.jsd_fwd_kernel.fn[(programs,)](
+            x, y, x, x, dx, partials, 1, n, n, n, n, -1.0, -1.0, ln2, ln2 / x.shape[0], -100,
+            BT_BUCKET=1, BETA_MODE=2, HAS_LABELS=False, BLOCK_V=block, PROGRAMS_PER_SM=per_sm,
+            num_warps=warps, **flags,
+        )  # fmt: skip
+
+    return float(do_bench(run, return_mode="median"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[1024, 8192])
+    parser.add_argument("--vocab", type=int, default=128256)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        for bt in args.tokens:
+            x = torch.randn(bt, args.vocab, device="cuda", dtype=dtype).log_softmax(-1)
+            y = torch.randn(bt, args.vocab, device="cuda", dtype=dtype).log_softmax(-1)
+            dx = torch.empty_like(x)
+            copy_out = torch.empty_like(x)
+            # A copy of one input moves as many bytes as reading both: the loss-only roofline.
+            roofline = float(do_bench(lambda: copy_out.copy_(x), return_mode="median"))  # noqa: B023
+            for grad in (False, True):
+                for fast in (True, False):
+                    for config in CONFIGS:
+                        ms = _time_config(x, y, dx, config, COMPUTE_GRAD=grad, FAST_MATH=fast)
+                        rows.append(
+                            {
+                                "dtype": str(dtype).removeprefix("torch."),
+                                "tokens": bt,
+                                "grad": grad,
+                                "fast_math": fast,
+                                "block": config[0],
+                                "warps": config[1],
+                                "per_sm": config[2],
+                                "ms": ms,
+                                "roofline_ms": roofline * (1.5 if grad else 1.0),
+                            }
+                        )
+    keys = sorted({(r["dtype"], r["tokens"], r["grad"], r["fast_math"]) for r in rows})
+    for key in keys:
+        group = [r for r in rows if (r["dtype"], r["tokens"], r["grad"], r["fast_math"]) == key]
+        for r in sorted(group, key=lambda r: r["ms"])[:3]:
+            ratio = r["ms"] / r["roofline_ms"]
+            print(key, r["block"], r["warps"], r["per_sm"], f"{r['ms']:.4f} ms x{ratio:.3f}")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

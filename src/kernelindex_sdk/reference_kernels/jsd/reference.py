@@ -1,0 +1,90 @@
+"""Generalized Jensen-Shannon divergence loss in plain PyTorch: the ground truth.
+
+With P = exp(target) (teacher) and Q = exp(input) (student), both (BT, V) log-probabilities,
+and M = beta*P + (1-beta)*Q:
+
+    loss = beta*KL(P||M) + (1-beta)*KL(Q||M)     for 0 < beta < 1
+    loss = KL(P||Q)  for beta = 0,   KL(Q||P)  for beta = 1
+
+summed over V and averaged over the rows whose label is not ``ignore_index`` (0 when
+every row is ignored), as Liger-Kernel's ``LigerJSD`` defines it. beta 0 and 1 are the
+two KL divergences themselves, not the limits of the formula (which vanish).
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["check_jsd_inputs", "jsd_torch"]
+
+SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
+
+
+def check_jsd_inputs(
+    input: torch.Tensor, target: torch.Tensor, beta: float, labels: torch.Tensor | None
+) -> None:
+    """Raise ValueError unless the arguments fit the JSD loss's contract."""
+    if input.ndim != 2:
+        raise ValueError(f"input must be 2-D (BT, V), got shape {tuple(input.shape)}")
+    if input.shape[0] == 0 or input.shape[1] == 0:
+        raise ValueError(f"input must not be empty, got shape {tuple(input.shape)}")
+    if target.shape != input.shape:
+        raise ValueError(f"target shape {tuple(target.shape)} != input shape {tuple(input.shape)}")
+    if input.dtype != target.dtype:
+        raise ValueError(f"input dtype {input.dtype} != target dtype {target.dtype}")
+    if input.dtype not in SUPPORTED_DTYPES:
+        raise ValueError(f"dtype {input.dtype} is not supported; use float32, bfloat16 or float16")
+    if input.device != target.device:
+        raise ValueError(f"input on {input.device}, target on {target.device}")
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must be in [0, 1], got {beta!r}")
+    if labels is not None:
+        if labels.shape != input.shape[:1]:
+            raise ValueError(
+                f"labels must have shape ({input.shape[0]},), got {tuple(labels.shape)}"
+            )
+        if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+            raise ValueError(f"labels must be integers, got {labels.dtype}")
+        if labels.device != input.device:
+            raise ValueError(f"labels on {labels.device}, input on {input.device}")
+
+
+def jsd_torch(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    *,
+    beta: float = 0.5,
+    labels: torch.Tensor | None = None,
+    ignore_index: int = -100,
+) -> torch.Tensor:
+    """Return the generalized JSD loss of ``input`` (log Q) against ``target`` (log P).
+
+    Args:
+        input: Student log-probabilities, shape (BT, V).
+        target: Teacher log-probabilities, same shape and dtype.
+        beta: Weight of P in the mixture M, in [0, 1].
+        labels: Optional (BT,) integer labels; rows labelled ``ignore_index`` are left out.
+        ignore_index: The label value of rows to leave out.
+
+    Returns:
+        A scalar in ``input``'s dtype, computed in float32 (float64 for float64 input).
+    """
+    check_jsd_inputs(input, target, beta, labels)
+    compute = torch.promote_types(input.dtype, torch.float32)
+    log_q, log_p = input.to(compute), target.to(compute)
+    q, p = log_q.exp(), log_p.exp()
+    if beta == 0.0:
+        per_element = p * (log_p - log_q)
+    elif beta == 1.0:
+        per_element = q * (log_q - log_p)
+    else:
+        log_m = (beta * p + (1.0 - beta) * q).log()
+        per_element = beta * p * (log_p - log_m) + (1.0 - beta) * q * (log_q - log_m)
+    per_row = per_element.sum(dim=-1)
+    if labels is None:
+        loss = per_row.sum() / input.shape[0]
+    else:
+        kept = labels != ignore_index
+        count = kept.sum()
+        loss = torch.where(count > 0, (per_row * kept).sum() / count.clamp(min=1), 0.0)
+    return loss.to(input.dtype)

@@ -7,7 +7,9 @@ and a protocol or environment name must always name the same content.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
@@ -15,9 +17,17 @@ from typing import IO, Any, Final
 import attrs
 
 from . import _jsontext, validation
+from .convert import dumps
 from .errors import InputError, Problem
 
-__all__ = ["Document", "FileProblem", "iter_documents", "validate_paths"]
+__all__ = [
+    "Document",
+    "FileProblem",
+    "JSONLinesWriter",
+    "iter_documents",
+    "validate_paths",
+    "write_json",
+]
 
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
@@ -178,3 +188,61 @@ def validate_paths(
 def _locate(problem: Problem, text: str | None) -> Problem:
     where = _jsontext.locate(text, problem.pointer) if text is not None else None
     return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
+
+
+def _compact(obj: Any) -> str:
+    # One line, keys in the published (jsonb) order.
+    return json.dumps(json.loads(dumps(obj)), ensure_ascii=False, separators=(",", ":"))
+
+
+class JSONLinesWriter:
+    """Appends records to a JSON Lines file one by one, each flushed to disk as written.
+
+    An interrupted writer leaves every record it finished; ``-`` writes to a stream.
+    """
+
+    def __init__(self, path: str | Path, *, stream: IO[str] | None = None) -> None:
+        self._path = str(path)
+        try:
+            if self._path == STDIN:
+                self._file: IO[str] = stream or sys.stdout
+            else:
+                self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (see close())
+        except OSError as err:
+            raise InputError(source=self._path, reason=err.strerror or str(err)) from err
+
+    def write(self, record: Any) -> None:
+        """Append one record (a model instance or its JSON value) as one line."""
+        self._file.write(_compact(record) + "\n")
+        self._file.flush()
+        if self._path != STDIN:
+            os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        if self._path != STDIN:
+            self._file.close()
+
+    def __enter__(self) -> JSONLinesWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write a record (or any JSON value) in the published form, atomically.
+
+    The text goes to a temporary file beside ``path`` that replaces it in one rename,
+    so a reader never sees half a file and an earlier file survives a failed write.
+    """
+    target = Path(path)
+    text = dumps(obj)
+    try:
+        fd, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except OSError as err:
+        raise InputError(source=str(target), reason=err.strerror or str(err)) from err

@@ -67,6 +67,15 @@ def _fast_validator(kind: str) -> Any:
     )
 
 
+def _fast_is_valid(kind: str, doc: Any) -> bool:
+    try:
+        return bool(_fast_validator(kind).is_valid(doc))
+    except (ValueError, TypeError):
+        # Python values JSON has no form for (a tuple, a str subclass): let the reference
+        # validator judge, and report, them.
+        return False
+
+
 def detect_kind(doc: Any) -> str | Problem:
     """Return the kind a document declares (``RecordBundle`` for a bundle), or why not."""
     if not isinstance(doc, dict):
@@ -122,7 +131,7 @@ def _document_problems(doc: Any, kind: str | None, verify_digests: bool) -> Iter
     if kind is not None and detected != kind:
         yield Problem(pointer="", message=f"expected a {kind}, got a {detected}", code="kind")
         return
-    if not _fast_validator(detected).is_valid(doc):
+    if not _fast_is_valid(detected, doc):
         errors = sorted(_reference_validator(detected).iter_errors(doc), key=lambda e: e.path)
         for error in errors:
             yield from _messages.problems_from_error(error)

@@ -1,0 +1,24 @@
+"""Where benchmarks run: the GPU when there is one, else the CPU with Triton's interpreter."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import torch
+
+__all__ = ["select_device"]
+
+
+def select_device() -> torch.device:
+    """Return the current CUDA device, or the CPU after switching Triton to its interpreter.
+
+    Call before anything imports Triton kernels: Triton reads TRITON_INTERPRET when a
+    kernel is defined, not when it runs.
+    """
+    if torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError("no GPU found and Triton was imported before TRITON_INTERPRET=1 was set")
+    os.environ["TRITON_INTERPRET"] = "1"
+    return torch.device("cpu")

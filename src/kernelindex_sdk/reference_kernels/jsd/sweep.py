@@ -136,7 +136,7 @@ def _provider(name: str, case: JSDCase) -> tuple[Callable[..., torch.Tensor], di
             },
         )
     if name == "torch-compile":
-        compiled = torch.compile(reference.jsd_torch, dynamic=False)
+        compiled = torch.compile(reference.jsd_torch)
         return (
             lambda x, y: compiled(x, y, beta=case.beta),
             {
@@ -144,7 +144,7 @@ def _provider(name: str, case: JSDCase) -> tuple[Callable[..., torch.Tensor], di
                 "entryPoint": "kernelindex_sdk.reference_kernels.jsd.reference:jsd_torch",
                 "packages": _packages("torch", "triton"),
                 "sourceDigest": harness.source_digest(reference),
-                "config": {"mode": "default", "dynamic": False},
+                "config": {"mode": "default"},
             },
         )
     if name == "triton":

@@ -151,6 +151,28 @@ def _parser() -> argparse.ArgumentParser:
     schema.add_argument("--out", metavar="DIR", help="write the schema files into DIR")
     schema.set_defaults(run=_cmd_schema)
 
+    importer = sub.add_parser("import", help="convert foreign benchmark results into records")
+    formats = importer.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    liger = formats.add_parser(
+        "liger",
+        help="Liger-Kernel's benchmark CSVs (benchmark/data/all_benchmark_data.csv)",
+        description=(
+            "Convert each row into a bundle (run, protocol, environment) with all four digests,"
+            " validated, appended to OUT as JSON Lines record by record. A row that cannot be"
+            " converted is reported with its line and reason; the others still convert, and"
+            " the exit status is then 1."
+        ),
+    )
+    liger.add_argument("csv", nargs="+", metavar="CSV")
+    liger.add_argument(
+        "-o",
+        "--out",
+        default="-",
+        metavar="OUT.jsonl",
+        help="JSON Lines file to append to (default: standard output)",
+    )
+    liger.set_defaults(run=_cmd_import_liger)
+
     bench = sub.add_parser("bench", help="run a reference benchmark sweep, writing its records")
     suites = bench.add_subparsers(dest="suite", metavar="SUITE", required=True)
     jsd = suites.add_parser(
@@ -194,6 +216,35 @@ def _parser() -> argparse.ArgumentParser:
     jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
     jsd.set_defaults(run=_cmd_bench_jsd)
     return parser
+
+
+def _cmd_import_liger(args: argparse.Namespace, io: _Streams) -> int:
+    import warnings
+
+    from .documents import JSONLinesWriter
+    from .importers import liger
+
+    rejected = 0
+
+    def report(error: KernelIndexError) -> None:
+        nonlocal rejected
+        rejected += 1
+        print(str(error), file=io.stderr)
+
+    imported = 0
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        JSONLinesWriter(args.out, stream=io.stdout) as out,
+    ):
+        warnings.simplefilter("always", liger.UnknownGpuWarning)
+        for path in args.csv:
+            for bundle in liger.read(path, on_error=report):
+                out.write(bundle)
+                imported += 1
+    for warning in caught:
+        print(f"warning: {warning.message}", file=io.stderr)
+    print(f"imported {imported} row(s); {rejected} rejected", file=io.stderr)
+    return EXIT_INVALID if rejected else EXIT_OK
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -1,0 +1,1 @@
+"""Importers: one module per foreign benchmark format, each yielding validated record bundles."""

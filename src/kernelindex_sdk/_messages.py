@@ -37,7 +37,10 @@ _TYPE_NAMES = {
 
 
 def short_repr(value: Any) -> str:
-    """repr() cut to a readable length, so a 50 MB value never lands in a message."""
+    """A value as messages show it: JSON's null, true and false, otherwise repr() cut
+    to a readable length, so a 50 MB value never lands in a message."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
     return _repr.repr(value)
 
 

@@ -18,6 +18,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from . import _jsontext, validation
+from ._messages import short_repr
 from ._schemas import BUNDLE
 from .errors import Problem, SchemaValidationError
 from .models import (
@@ -74,7 +75,7 @@ def _exact(kind: type, name: str) -> Callable[[Any, Any], Any]:
     def structure(value: Any, _: Any) -> Any:
         # type() rather than isinstance(): bool is an int subclass and must not pass as one.
         if type(value) is not kind:
-            raise TypeError(f"expected {name}, got {value!r}")
+            raise TypeError(f"expected {name}, got {short_repr(value)}")
         return value
 
     return structure
@@ -83,19 +84,19 @@ def _exact(kind: type, name: str) -> Callable[[Any, Any], Any]:
 def _structure_number(value: Any, _: Any) -> float:
     # Keep ints as ints so that dump(load(d)) == d and the published bytes stay equal.
     if type(value) not in (int, float):
-        raise TypeError(f"expected a number, got {value!r}")
+        raise TypeError(f"expected a number, got {short_repr(value)}")
     return value  # type: ignore[no-any-return]
 
 
 def _structure_scalar(value: Any, _: Any) -> Scalar:
     if type(value) not in (str, bool, int, float):
-        raise TypeError(f"expected a string, boolean or number, got {value!r}")
+        raise TypeError(f"expected a string, boolean or number, got {short_repr(value)}")
     return value  # type: ignore[no-any-return]
 
 
 def _structure_datetime(value: Any, _: Any) -> datetime:
     if type(value) is not str:
-        raise TypeError(f"expected a timestamp string, got {value!r}")
+        raise TypeError(f"expected a timestamp string, got {short_repr(value)}")
     return parse_observed_at(value)
 
 

@@ -172,7 +172,9 @@ def validate_paths(
     for document in iter_documents(paths, stdin=stdin):
         value, text, problems = _jsontext.parse(document.text)
         if not problems:
-            problems = validation.validate(value, text=text, verify_digests=verify_digests)
+            problems = list(
+                validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
+            )
         if not problems:
             where = f"{document.source}:{document.line}"
             located = list(names.problems(value, where))

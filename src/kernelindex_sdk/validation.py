@@ -29,6 +29,7 @@ __all__ = [
     "compare_digests",
     "detect_kind",
     "iter_problems",
+    "iter_value_problems",
     "registry",
     "validate",
 ]
@@ -165,7 +166,18 @@ def iter_problems(
         if parse_problems:
             yield from parse_problems
             return
-    problems = _document_problems(doc, kind, verify_digests)
+    yield from iter_value_problems(doc, kind=kind, text=text, verify_digests=verify_digests)
+
+
+def iter_value_problems(
+    value: Any,
+    *,
+    kind: str | None = None,
+    text: str | None = None,
+    verify_digests: bool = False,
+) -> Iterator[Problem]:
+    """Like :func:`iter_problems` for an already parsed value, even a JSON string."""
+    problems = _document_problems(value, kind, verify_digests)
     if text is None:
         yield from problems
         return

@@ -1,0 +1,254 @@
+"""Regenerates tests/bad/ from the example: `python tests/make_bad_corpus.py`.
+
+Each case is a file under tests/bad/ and, in tests/bad_expected.json, the message
+fragment `kernelindex validate` must print for it.
+The corpus is committed; this script documents how each file was made.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+EXAMPLE = json.loads((HERE / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8"))
+TEXT = (HERE / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8")
+
+
+def edit(change: Callable[[dict[str, Any]], None]) -> bytes:
+    doc = copy.deepcopy(EXAMPLE)
+    change(doc)
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode()
+
+
+def setter(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        *parents, last = path.strip("/").split("/")
+        node: Any = doc
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if isinstance(node, list):
+            node[int(last)] = value
+        else:
+            node[last] = value
+
+    return change
+
+
+def deleter(path: str) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        *parents, last = path.strip("/").split("/")
+        node: Any = doc
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        del node[last]
+
+    return change
+
+
+RUN = EXAMPLE["run"]
+CASES: dict[str, tuple[bytes, str]] = {
+    "empty.json": (b"", "empty document"),
+    "whitespace.json": (b"  \n\t\n", "empty document"),
+    "truncated.json": (TEXT[: len(TEXT) // 2].encode(), "[json]"),
+    "malformed-comma.json": (b'{"run": {},}', "[json]"),
+    "single-quotes.json": (b"{'run': 1}", "[json]"),
+    "bom.json": (b"\xef\xbb\xbf" + TEXT.encode(), "byte order mark"),
+    "invalid-utf8.json": (TEXT.encode().replace(b"Jensen", b"J\xffnsen"), "invalid UTF-8"),
+    "top-level-array.json": (b"[1, 2, 3]", "expected a JSON object"),
+    "top-level-string.json": (b'"run"', "expected a JSON object"),
+    "top-level-number.json": (b"42", "expected a JSON object"),
+    "top-level-null.json": (b"null", "expected a JSON object"),
+    "unknown-api-version.json": (
+        edit(lambda d: None) and json.dumps({**RUN, "apiVersion": "kernelindex.dev/v2"}).encode(),
+        "unsupported apiVersion 'kernelindex.dev/v2'",
+    ),
+    "missing-api-version.json": (
+        json.dumps({k: v for k, v in RUN.items() if k != "apiVersion"}).encode(),
+        "unsupported no apiVersion",
+    ),
+    "unknown-kind.json": (
+        json.dumps({**RUN, "kind": "BenchmarkRecord"}).encode(),
+        "unsupported kind 'BenchmarkRecord'",
+    ),
+    "no-kind-no-run.json": (
+        json.dumps({"apiVersion": "kernelindex.dev/v1alpha1"}).encode(),
+        "unsupported no kind",
+    ),
+    "missing-run.json": (
+        json.dumps({"protocol": EXAMPLE["protocol"], "run2": 1}).encode(),
+        "unsupported no apiVersion",
+    ),
+    "missing-spec.json": (edit(deleter("/run/spec")), "'spec' is a required property"),
+    "missing-observed-at.json": (
+        edit(deleter("/run/spec/observedAt")),
+        "'observedAt' is a required property",
+    ),
+    "missing-protocol-digest.json": (
+        edit(deleter("/run/spec/protocolDigest")),
+        "'protocolDigest' is a required property",
+    ),
+    "missing-metadata-name.json": (
+        edit(deleter("/run/metadata/name")),
+        "'name' is a required property",
+    ),
+    "unknown-key.json": (
+        edit(setter("/run/spec/timing/latencyNs/medain", 5)),
+        "unknown key 'medain'; did you mean 'median'?",
+    ),
+    "unknown-top-key.json": (edit(setter("/runs", {})), "unknown key 'runs'"),
+    "latency-as-string.json": (
+        edit(setter("/run/spec/timing/latencyNs/median", "2290080")),
+        "expected an integer, got '2290080'",
+    ),
+    "latency-as-float.json": (
+        edit(setter("/run/spec/timing/latencyNs/median", 2290080.5)),
+        "expected an integer, got 2290080.5",
+    ),
+    "latency-as-bool.json": (edit(setter("/run/spec/timing/latencyNs/median", True)), "got true"),
+    "negative-latency.json": (
+        edit(setter("/run/spec/timing/latencyNs/median", -5)),
+        "expected an integer >= 0, got -5 [minimum]",
+    ),
+    "latency-past-2-53.json": (
+        edit(setter("/run/spec/timing/latencyNs/median", 2**53)),
+        "expected an integer <= 9007199254740991",
+    ),
+    "parameter-past-2-53.json": (
+        edit(setter("/run/spec/sourceNative/metrics/ms_50", 2**60)),
+        "/run/spec/sourceNative/metrics/ms_50",
+    ),
+    "status-unknown.json": (
+        edit(setter("/run/spec/status", "ok")),
+        "expected one of 'passed', 'unverified', 'failed', got 'ok'",
+    ),
+    "status-null.json": (edit(setter("/run/spec/status", None)), "got null"),
+    "title-null.json": (edit(setter("/run/metadata/title", None)), "expected a string, got null"),
+    "labels-not-strings.json": (
+        edit(setter("/run/metadata/labels/liger_version", 8)),
+        "expected a string, got 8",
+    ),
+    "bad-label-key.json": (edit(setter("/run/metadata/labels/bad key!", "x")), "bad key"),
+    "bad-digest-uppercase.json": (
+        edit(setter("/run/spec/protocolDigest", "sha256:" + "A" * 64)),
+        "expected a string matching",
+    ),
+    "bad-digest-short.json": (
+        edit(setter("/run/spec/workloadDigest", "sha256:abc")),
+        "/run/spec/workloadDigest",
+    ),
+    "bad-digest-algorithm.json": (
+        edit(setter("/run/spec/environmentDigest", "md5:" + "a" * 32)),
+        "/run/spec/environmentDigest",
+    ),
+    "bad-name-uppercase.json": (
+        edit(setter("/run/metadata/name", "Liger-JSD")),
+        "/run/metadata/name",
+    ),
+    "bad-name-underscore.json": (
+        edit(setter("/protocol/metadata/name", "liger_bench")),
+        "/protocol/metadata/name",
+    ),
+    "bad-name-too-long.json": (
+        edit(setter("/environment/metadata/name", "a" * 254)),
+        "expected at most 253 characters",
+    ),
+    "bad-timestamp-no-millis.json": (
+        edit(setter("/run/spec/observedAt", "2026-05-27T17:14:29Z")),
+        "/run/spec/observedAt",
+    ),
+    "bad-timestamp-offset.json": (
+        edit(setter("/run/spec/observedAt", "2026-05-27T17:14:29.000+02:00")),
+        "/run/spec/observedAt",
+    ),
+    "bad-timestamp-day.json": (
+        edit(setter("/run/spec/observedAt", "2026-02-30T17:14:29.000Z")),
+        "expected a valid date-time",
+    ),
+    "bad-unit.json": (edit(setter("/run/spec/measurements/0/unit", "MB")), "expected one of 'ns'"),
+    "bad-statistic.json": (
+        edit(setter("/run/spec/measurements/1/statistic", "p81")),
+        "/run/spec/measurements/1/statistic",
+    ),
+    "bad-timer.json": (
+        edit(setter("/protocol/spec/measurement/timer", "stopwatch")),
+        "/protocol/spec/measurement/timer",
+    ),
+    "misordered-quantiles.json": (
+        edit(setter("/run/spec/measurements/0/value", 2300000)),
+        "quantiles must be ordered [quantile-order]",
+    ),
+    "median-mismatch.json": (
+        edit(
+            lambda d: d["run"]["spec"]["measurements"].append(
+                {"unit": "ms", "value": 2.5, "metric": "latency", "statistic": "median"}
+            )
+        ),
+        "[median-mismatch]",
+    ),
+    "primary-statistic-missing.json": (
+        edit(setter("/run/spec/timing/primaryStatistic", "mean")),
+        "[primary-statistic]",
+    ),
+    "duplicate-measurement.json": (
+        edit(
+            lambda d: d["run"]["spec"]["measurements"].append(
+                dict(d["run"]["spec"]["measurements"][0])
+            )
+        ),
+        "[duplicate-measurement]",
+    ),
+    "failed-without-failure.json": (
+        edit(setter("/run/spec/status", "failed")),
+        "'failure' is a required property",
+    ),
+    "nan-literal.json": (
+        TEXT.replace("2.2883904933929444", "NaN").encode(),
+        "NaN is not valid JSON",
+    ),
+    "infinity-literal.json": (
+        TEXT.replace("2.2906303882598875", "Infinity").encode(),
+        "Infinity is not valid JSON",
+    ),
+    "negative-infinity-literal.json": (
+        TEXT.replace("2.2906303882598875", "-Infinity").encode(),
+        "-Infinity is not valid JSON",
+    ),
+    "duplicate-key.json": (
+        TEXT.replace(
+            '"status": "passed",', '"status": "passed",\n      "status": "failed",'
+        ).encode(),
+        "duplicate key 'status'",
+    ),
+    "duplicate-names.jsonl": (
+        (json.dumps(EXAMPLE) + "\n" + json.dumps(EXAMPLE) + "\n").encode(),
+        "already names a run",
+    ),
+    "deeply-nested.json": (b'{"run": ' + b"[" * 100000 + b"]" * 100000 + b"}", "nesting too deep"),
+    "deeply-nested-valid-depth.json": (
+        json.dumps({**RUN, "spec": {"status": [[[[[[[[[[1]]]]]]]]]]}}).encode(),
+        "/spec/status",
+    ),
+    "jsonl-bad-second-line.jsonl": (
+        (json.dumps(EXAMPLE) + "\n" + '{"run": {"kind": "BenchmarkRun"}}' + "\n").encode(),
+        ":2:",
+    ),
+}
+
+
+def main() -> None:
+    out = HERE / "bad"
+    out.mkdir(exist_ok=True)
+    expected = {}
+    for name, (data, fragment) in sorted(CASES.items()):
+        (out / name).write_bytes(data)
+        expected[name] = fragment
+    manifest = HERE / "bad_expected.json"
+    manifest.write_text(json.dumps(expected, indent=2, ensure_ascii=False) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Regenerates tests/vectors/digests.json: `python tests/make_digest_vectors.py`.
+
+Every vector's canonical JSON text below is written out by hand from RFC 8785 (sorted
+keys by UTF-16 code units, ECMAScript number forms, minimal string escapes, no
+whitespace); the script refuses to write a vector whose computed bytes differ from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from kernelindex_sdk import digest
+
+PREFIX = '{"apiVersion":"kernelindex.dev/v1alpha1","kind":"%s","spec":'
+# (description, kind, spec, canonical text of the spec as RFC 8785 writes it)
+CASES: list[tuple[str, str, Any, str]] = [
+    ("empty object", "Workload", {}, "{}"),
+    ("empty array", "Workload", [], "[]"),
+    ("key order", "Workload", {"b": 1, "a": 2, "c": 3}, '{"a":2,"b":1,"c":3}'),
+    (
+        "nested key order",
+        "Implementation",
+        {"z": {"y": 1, "x": [{"b": 0, "a": 0}]}, "a": {}},
+        '{"a":{},"z":{"x":[{"a":0,"b":0}],"y":1}}',
+    ),
+    (
+        "shorter key first only by code units",
+        "Workload",
+        {"ab": 1, "b": 2, "a": 3},
+        '{"a":3,"ab":1,"b":2}',
+    ),
+    ("1.0 is 1", "Workload", {"v": 1.0}, '{"v":1}'),
+    ("1 and 1.0 hash the same", "Workload", {"v": 1}, '{"v":1}'),
+    ("1e21 in exponent form", "Workload", {"v": 1e21}, '{"v":1e+21}'),
+    ("1e20 written out", "Workload", {"v": 1e20}, '{"v":100000000000000000000}'),
+    ("1e-7 in exponent form", "Workload", {"v": 1e-7}, '{"v":1e-7}'),
+    ("0.000001 written out", "Workload", {"v": 0.000001}, '{"v":0.000001}'),
+    ("negative zero is 0", "Workload", {"v": -0.0}, '{"v":0}'),
+    (
+        "shortest round-trip digits",
+        "Workload",
+        {"v": 0.1, "w": 2.2883904933929444},
+        '{"v":0.1,"w":2.2883904933929444}',
+    ),
+    ("largest safe integer", "Workload", {"v": 9007199254740991}, '{"v":9007199254740991}'),
+    (
+        "booleans and null",
+        "Workload",
+        {"t": True, "f": False, "n": None},
+        '{"f":false,"n":null,"t":true}',
+    ),
+    (
+        "escapes: quote, backslash, controls",
+        "Workload",
+        {"s": 'q"b\\n\nt\tc\u001f'},
+        '{"s":"q\\"b\\\\n\\nt\\tc\\u001f"}',
+    ),
+    (
+        "DEL and non-ASCII stay raw",
+        "Workload",
+        {"s": "\u007f\u00e9\u20ac"},
+        '{"s":"\u007f\u00e9\u20ac"}',
+    ),
+    ("NFC e-acute", "Workload", {"s": "\u00e9"}, '{"s":"\u00e9"}'),
+    ("NFD e + combining acute: another digest", "Workload", {"s": "e\u0301"}, '{"s":"e\u0301"}'),
+    (
+        "non-BMP character raw as 4 UTF-8 bytes",
+        "Workload",
+        {"s": "\U0001f600"},
+        '{"s":"\U0001f600"}',
+    ),
+    (
+        "keys sorted by UTF-16 units: U+1F600 (D83D) before U+FB33",
+        "Workload",
+        {"\ufb33": 1, "\U0001f600": 2},
+        '{"\U0001f600":2,"\ufb33":1}',
+    ),
+    (
+        "RFC 8785 3.2.3 sorting example",
+        "Workload",
+        {
+            "\u20ac": "Euro Sign",
+            "\r": "Carriage Return",
+            "\ufb33": "Hebrew Letter Dalet With Dagesh",
+            "1": "One",
+            "\U0001f600": "Emoji: Grinning Face",
+            "\u0080": "Control",
+            "\u00f6": "Latin Small Letter O With Diaeresis",
+        },
+        '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",'
+        '"\u20ac":"Euro Sign","\U0001f600":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+    ),
+    ("the example's protocol spec", "BenchmarkProtocol", None, None),
+    (
+        "the example's environment spec",
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
+            "software": {},
+        },
+        '{"hardware":{"architecture":"sm_100","product":"NVIDIA B200","vendor":"nvidia"},"software":{}}',
+    ),
+]
+
+
+def main() -> None:
+    here = Path(__file__).parent
+    example = json.loads(
+        (here / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8")
+    )
+    vectors = []
+    for description, kind, spec, canonical in CASES:
+        if spec is None:
+            # Its canonical text is long; it is checked through the published digest instead.
+            spec = example["protocol"]["spec"]
+            expected_digest = example["run"]["spec"]["protocolDigest"]
+        else:
+            expected_digest = None
+        data = digest.canonical_bytes(digest.preimage(kind, spec))
+        if canonical is not None and data != (PREFIX % kind + canonical + "}").encode():
+            raise SystemExit(f"{description}: rfc8785 wrote {data!r}")
+        computed = "sha256:" + hashlib.sha256(data).hexdigest()
+        if expected_digest is not None and computed != expected_digest:
+            raise SystemExit(f"{description}: {computed} != published {expected_digest}")
+        vectors.append(
+            {
+                "description": description,
+                "kind": kind,
+                "spec": spec,
+                "canonicalHex": data.hex(),
+                "digest": computed,
+            }
+        )
+    out = here / "vectors" / "digests.json"
+    out.write_text(json.dumps(vectors, indent=2, ensure_ascii=False) + "\n", "utf-8")
+    print(f"wrote {len(vectors)} vectors to {out}")
+
+
+if __name__ == "__main__":
+    main()

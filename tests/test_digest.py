@@ -1,0 +1,115 @@
+"""Digests: RFC 8785 canonical bytes, the preimage shape, and locked values."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernelindex_sdk import digest, dump, load_record
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "digests.json").read_text("utf-8"))
+
+
+def test_there_are_at_least_twenty_vectors() -> None:
+    assert len(VECTORS) >= 20
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["description"] for v in VECTORS])
+def test_golden_vector(vector: dict[str, Any]) -> None:
+    data = digest.canonical_bytes(digest.preimage(vector["kind"], vector["spec"]))
+    assert data.hex() == vector["canonicalHex"]
+    assert digest.digest(vector["kind"], vector["spec"]) == vector["digest"]
+    assert (
+        vector["digest"]
+        == "sha256:" + hashlib.sha256(bytes.fromhex(vector["canonicalHex"])).hexdigest()
+    )
+
+
+def _vector(description: str) -> dict[str, Any]:
+    return next(v for v in VECTORS if v["description"].startswith(description))
+
+
+def test_nfc_and_nfd_are_different_digests() -> None:
+    """Neither RFC 8785 nor we normalize Unicode: different code points, different digest."""
+    assert _vector("NFC")["digest"] != _vector("NFD")["digest"]
+
+
+def test_one_and_one_point_zero_are_the_same_digest() -> None:
+    assert _vector("1.0 is 1")["digest"] == _vector("1 and 1.0")["digest"]
+
+
+def test_preimage_has_the_design_shape() -> None:
+    assert digest.preimage("Workload", {"a": 1}) == {
+        "apiVersion": "kernelindex.dev/v1alpha1",
+        "kind": "Workload",
+        "spec": {"a": 1},
+    }
+
+
+def test_digest_format() -> None:
+    value = digest.workload_digest({"operation": "jsd"})
+    assert value.startswith("sha256:")
+    assert len(value) == 71
+    assert value[7:] == value[7:].lower()
+
+
+def test_helpers_use_their_kind() -> None:
+    spec = {"x": 1}
+    assert digest.protocol_digest(spec) == digest.digest("BenchmarkProtocol", spec)
+    assert digest.environment_digest(spec) == digest.digest("ExecutionEnvironment", spec)
+    assert digest.workload_digest(spec) == digest.digest("Workload", spec)
+    assert digest.implementation_digest(spec) == digest.digest("Implementation", spec)
+
+
+def test_published_protocol_and_environment_digests_are_reproduced(example: dict[str, Any]) -> None:
+    """The digest lock: the published example's two recomputable digests."""
+    spec = example["run"]["spec"]
+    assert digest.protocol_digest(example["protocol"]["spec"]) == spec["protocolDigest"]
+    assert digest.environment_digest(example["environment"]["spec"]) == spec["environmentDigest"]
+
+
+def test_metadata_never_enters_a_digest(example: dict[str, Any]) -> None:
+    bundle = load_record(example)
+    before = digest.protocol_digest(dump(bundle.protocol)["spec"])
+    example["protocol"]["metadata"] = {"name": "renamed", "labels": {"a": "b"}}
+    assert (
+        digest.protocol_digest(
+            load_record(example).protocol and dump(load_record(example).protocol)["spec"]
+        )
+        == before
+    )
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2**53, -(2**53)])
+def test_values_json_cannot_carry_exactly_are_refused(value: Any) -> None:
+    with pytest.raises(Exception, match=r"."):
+        digest.canonical_bytes({"v": value})
+
+
+# Floats stay below 2^53: rfc8785 writes 2.0**53 as the integer 9007199254740992, which it
+# then refuses to canonicalize again as a Python int (the schemas keep such values out).
+SAFE_FLOATS = st.floats(
+    allow_nan=False, allow_infinity=False, min_value=-(2.0**53) + 1, max_value=2.0**53 - 1
+)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | SAFE_FLOATS | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_canonical_form_is_stable_under_key_order_and_reparsing(value: Any) -> None:
+    data = digest.canonical_bytes(value)
+    assert digest.canonical_bytes(json.loads(data)) == data
+    if isinstance(value, dict):
+        assert digest.canonical_bytes(dict(reversed(list(value.items())))) == data

@@ -90,8 +90,9 @@ CASES: list[tuple[str, str, Any, str]] = [
             "\u0080": "Control",
             "\u00f6": "Latin Small Letter O With Diaeresis",
         },
-        '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis",'
-        '"\u20ac":"Euro Sign","\U0001f600":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
+        '{"\\r":"Carriage Return","1":"One","\u0080":"Control",'
+        '"\u00f6":"Latin Small Letter O With Diaeresis","\u20ac":"Euro Sign",'
+        '"\U0001f600":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
     ),
     ("the example's protocol spec", "BenchmarkProtocol", None, None),
     (
@@ -101,7 +102,8 @@ CASES: list[tuple[str, str, Any, str]] = [
             "hardware": {"vendor": "nvidia", "product": "NVIDIA B200", "architecture": "sm_100"},
             "software": {},
         },
-        '{"hardware":{"architecture":"sm_100","product":"NVIDIA B200","vendor":"nvidia"},"software":{}}',
+        '{"hardware":{"architecture":"sm_100","product":"NVIDIA B200","vendor":"nvidia"},'
+        '"software":{}}',
     ),
 ]
 
@@ -112,13 +114,12 @@ def main() -> None:
         (here / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8")
     )
     vectors = []
-    for description, kind, spec, canonical in CASES:
-        if spec is None:
+    for description, kind, given, canonical in CASES:
+        spec, expected_digest = given, None
+        if given is None:
             # Its canonical text is long; it is checked through the published digest instead.
             spec = example["protocol"]["spec"]
             expected_digest = example["run"]["spec"]["protocolDigest"]
-        else:
-            expected_digest = None
         data = digest.canonical_bytes(digest.preimage(kind, spec))
         if canonical is not None and data != (PREFIX % kind + canonical + "}").encode():
             raise SystemExit(f"{description}: rfc8785 wrote {data!r}")

@@ -234,7 +234,8 @@ def test_mutated_records_validate_or_are_reported_cleanly(
     problems = ki.validate(doc, verify_digests=True)
     for problem in problems:
         assert problem.pointer == "" or problem.pointer.startswith("/")
-        assert problem.message and problem.code
+        assert problem.message
+        assert problem.code
     # As text (NaN written as a literal, which the parser reports) the verdict is the same.
     assert bool(ki.validate(json.dumps(doc), verify_digests=True)) == bool(problems)
     if not problems:

@@ -7,6 +7,7 @@ status here and nowhere else: 1 for invalid input, 2 for usage and I/O errors.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -345,7 +346,9 @@ def main(
     )
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        # argparse writes --help, --version and usage errors to sys.stdout/stderr itself.
+        with contextlib.redirect_stdout(io.stdout), contextlib.redirect_stderr(io.stderr):
+            args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
     try:

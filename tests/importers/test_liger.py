@@ -1,0 +1,280 @@
+"""Liger-Kernel CSV import: the published row reproduced, general rules, and bad rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kernelindex_sdk as ki
+from kernelindex_sdk.errors import UnsupportedSourceError
+from kernelindex_sdk.importers import liger
+from kernelindex_sdk.importers.gpus import lookup_gpu
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SUBSET = FIXTURES / "liger" / "all_benchmark_data.subset.csv"
+EXAMPLE_ROW = {
+    "kernel_name": "jsd",
+    "kernel_provider": "torch",
+    "kernel_operation_mode": "forward",
+    "metric_name": "speed",
+    "metric_unit": "ms",
+    "x_name": "BT",
+    "x_label": "total tokens",
+    "x_value": "1024",
+    "y_value_50": "2.2900800704956055",
+    "y_value_20": "2.2883904933929444",
+    "y_value_80": "2.2906303882598875",
+    "extra_benchmark_config_str": '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}',
+    "gpu_name": "NVIDIA B200",
+    "timestamp": "2026-05-27 17:14:29",
+    "liger_version": "0.8.0",
+}
+
+
+def write_csv(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=liger.COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def row(**changes: str) -> dict[str, str]:
+    return {**EXAMPLE_ROW, **changes}
+
+
+def read_rows(tmp_path: Path, *rows: dict[str, str]) -> list[dict[str, Any]]:
+    return [ki.dump(b) for b in liger.read(write_csv(tmp_path / "rows.csv", list(rows)))]
+
+
+def test_published_row_becomes_the_published_record(
+    tmp_path: Path, example: dict[str, Any]
+) -> None:
+    """Every field equal but the two digests whose preimages only the publisher knew."""
+    [bundle] = read_rows(tmp_path, EXAMPLE_ROW)
+    spec = bundle["run"]["spec"]
+    assert set(spec.pop("workload")) == {"operation", "pass", "parameters"}
+    assert spec.pop("implementation") == {
+        "provider": "torch",
+        "packages": {"liger-kernel": "0.8.0"},
+    }
+    for field in ("workloadDigest", "implementationDigest"):
+        assert spec[field] != example["run"]["spec"][field]
+        spec[field] = example["run"]["spec"][field]
+    assert bundle == example
+
+
+def test_published_row_reproduces_the_published_bytes(tmp_path: Path, example_text: str) -> None:
+    [bundle] = list(liger.read(write_csv(tmp_path / "one.csv", [EXAMPLE_ROW])))
+    text = ki.dumps(bundle)
+    assert text.count("\n") > example_text.count("\n")  # plus workload and implementation
+    assert '"protocolDigest": "sha256:a79eaf4d' in text
+    assert '"environmentDigest": "sha256:ad459e64' in text
+
+
+def test_every_subset_row_imports_valid_with_verified_digests_and_unique_names() -> None:
+    bundles = [ki.dump(b) for b in liger.read(SUBSET)]
+    assert len(bundles) == 236
+    for bundle in bundles:
+        assert ki.validate(bundle, verify_digests=True) == []
+    names = [b["run"]["metadata"]["name"] for b in bundles]
+    assert len(set(names)) == len(names)
+
+
+def _digests(bundle: dict[str, Any]) -> tuple[str, ...]:
+    spec = bundle["run"]["spec"]
+    return tuple(
+        spec[f]
+        for f in ("protocolDigest", "workloadDigest", "environmentDigest", "implementationDigest")
+    )
+
+
+def test_digest_sharing_follows_what_each_digest_covers() -> None:
+    bundles = [ki.dump(b) for b in liger.read(SUBSET)]
+    rows = list(csv.DictReader(SUBSET.open(encoding="utf-8")))
+    by = dict(zip(range(len(rows)), zip(rows, bundles, strict=True), strict=True))
+    for (r1, b1), (r2, b2) in itertools.combinations(by.values(), 2):
+        s1, s2 = b1["run"]["spec"], b2["run"]["spec"]
+        same_protocol = (r1["kernel_operation_mode"], r1["metric_name"]) == (
+            r2["kernel_operation_mode"],
+            r2["metric_name"],
+        )
+        assert (s1["protocolDigest"] == s2["protocolDigest"]) == same_protocol
+        assert (s1["environmentDigest"] == s2["environmentDigest"]) == (
+            r1["gpu_name"] == r2["gpu_name"]
+        )
+        computed = (
+            "kernel_name",
+            "kernel_operation_mode",
+            "x_name",
+            "x_value",
+            "extra_benchmark_config_str",
+        )
+        if any(r1[c] != r2[c] for c in computed):
+            assert s1["workloadDigest"] != s2["workloadDigest"]
+        if (r1["kernel_provider"], r1["liger_version"]) != (
+            r2["kernel_provider"],
+            r2["liger_version"],
+        ):
+            assert s1["implementationDigest"] != s2["implementationDigest"]
+        assert _digests(b1) != _digests(b2)
+
+
+def test_memory_rows_are_mib_measurements_without_timing(tmp_path: Path) -> None:
+    [bundle] = read_rows(
+        tmp_path,
+        row(
+            metric_name="memory",
+            metric_unit="MB",
+            y_value_50="100.5",
+            y_value_20="100.0",
+            y_value_80="101.0",
+        ),
+    )
+    spec = bundle["run"]["spec"]
+    assert "timing" not in spec
+    assert spec["measurements"][0] == {
+        "unit": "MiB",
+        "value": 100.5,
+        "metric": "memory",
+        "statistic": "median",
+    }
+    assert spec["sourceNative"]["metrics"] == {"MB_20": 100.0, "MB_50": 100.5, "MB_80": 101.0}
+    assert bundle["protocol"]["spec"]["measurement"]["timer"] == "not_applicable"
+    assert bundle["run"]["metadata"]["name"].endswith("-memory-2026-05-27-17-14-29")
+
+
+@pytest.mark.parametrize(
+    ("mode", "schema_pass"),
+    [
+        ("forward", "forward"),
+        ("backward", "backward"),
+        ("full", "full"),
+        ("no-grad-forward", "no_grad_forward"),
+    ],
+)
+def test_every_liger_pass(tmp_path: Path, mode: str, schema_pass: str) -> None:
+    [bundle] = read_rows(tmp_path, row(kernel_operation_mode=mode))
+    assert bundle["run"]["spec"]["workload"]["pass"] == schema_pass
+    assert bundle["protocol"]["metadata"]["name"] == f"liger-bench-do-bench-{mode}"
+
+
+def test_non_numeric_x_values_such_as_model_configs(tmp_path: Path) -> None:
+    [bundle] = read_rows(
+        tmp_path, row(x_name="model_config", x_label="model", x_value="llama_3_8b")
+    )
+    assert bundle["run"]["spec"]["workload"]["parameters"]["model_config"] == "llama_3_8b"
+    assert "-modelconfig-llama-3-8b-" in bundle["run"]["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("x_name", "slug"),
+    [
+        ("T", "seqlen2048"),
+        ("BT", "tokens2048"),
+        ("V", "vocab2048"),
+        ("H", "hidden2048"),
+        ("N", "n2048"),
+        ("B", "batch2048"),
+        ("L", "length2048"),
+        ("C", "channels2048"),
+        ("E", "experts2048"),
+        ("seq_len", "seqlen2048"),
+        ("hidden_dim", "hiddendim2048"),
+    ],
+)
+def test_x_names_get_readable_slugs(tmp_path: Path, x_name: str, slug: str) -> None:
+    [bundle] = read_rows(
+        tmp_path, row(x_name=x_name, x_value="2048", extra_benchmark_config_str="{}")
+    )
+    assert f"-{slug}-fp32-" in bundle["run"]["metadata"]["name"]
+
+
+def test_config_dtype_is_used_and_jsd_defaults_to_fp32(tmp_path: Path) -> None:
+    [with_dtype] = read_rows(
+        tmp_path, row(extra_benchmark_config_str='{"V": 4096, "dtype": "torch.bfloat16"}')
+    )
+    assert with_dtype["run"]["spec"]["workload"]["parameters"]["dtype"] == "bf16"
+    assert "-bf16-" in with_dtype["run"]["metadata"]["name"]
+    [without] = read_rows(tmp_path, EXAMPLE_ROW)
+    assert without["run"]["spec"]["workload"]["parameters"]["dtype"] == "fp32"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "architecture"),
+    [
+        ("NVIDIA A100-SXM4-80GB", "sm_80"),
+        ("NVIDIA GeForce RTX 3090", "sm_86"),
+        ("NVIDIA GeForce RTX 4090", "sm_89"),
+        ("NVIDIA H100 80GB HBM3", "sm_90"),
+        ("NVIDIA H200", "sm_90"),
+        ("NVIDIA B200", "sm_100"),
+        ("AMD Instinct MI300X", "gfx942"),
+    ],
+)
+def test_known_gpus_get_their_architecture(tmp_path: Path, gpu: str, architecture: str) -> None:
+    [bundle] = read_rows(tmp_path, row(gpu_name=gpu))
+    assert bundle["environment"]["spec"]["hardware"]["architecture"] == architecture
+
+
+def test_unknown_gpu_imports_without_architecture_and_warns(tmp_path: Path) -> None:
+    with pytest.warns(liger.UnknownGpuWarning, match="Acme Tensor 9000"):
+        [bundle] = read_rows(tmp_path, row(gpu_name="Acme Tensor 9000"))
+    assert "architecture" not in bundle["environment"]["spec"]["hardware"]
+    assert lookup_gpu("Acme Tensor 9000") is None
+
+
+def test_repeated_rows_still_get_unique_names(tmp_path: Path) -> None:
+    bundles = read_rows(tmp_path, EXAMPLE_ROW, EXAMPLE_ROW, EXAMPLE_ROW)
+    names = [b["run"]["metadata"]["name"] for b in bundles]
+    assert names[1:] == [names[0] + "-2", names[0] + "-3"]
+
+
+def test_bad_rows_are_reported_with_line_and_reason_and_the_rest_convert(tmp_path: Path) -> None:
+    rows = [
+        EXAMPLE_ROW,
+        row(y_value_50="fast"),
+        row(metric_unit="s"),
+        row(extra_benchmark_config_str="{oops"),
+        row(timestamp="yesterday"),
+        row(kernel_operation_mode="sideways"),
+        row(x_value="2048"),
+    ]
+    errors: list[UnsupportedSourceError] = []
+    bundles = list(liger.read(write_csv(tmp_path / "mixed.csv", rows), on_error=errors.append))
+    assert len(bundles) == 2
+    assert [e.line for e in errors] == [3, 4, 5, 6, 7]
+    assert "y_value_50 is not a number: 'fast'" in str(errors[0])
+    assert "speed in 's'" in errors[1].reason
+    assert str(errors[0]).startswith(f"{tmp_path / 'mixed.csv'}:3: ")
+
+
+def test_without_on_error_a_bad_row_raises(tmp_path: Path) -> None:
+    with pytest.raises(UnsupportedSourceError, match=":2: y_value_20"):
+        list(liger.read(write_csv(tmp_path / "bad.csv", [row(y_value_20="-1")])))
+
+
+def test_a_file_without_liger_columns_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(UnsupportedSourceError, match="not a Liger-Kernel benchmark CSV"):
+        list(liger.read(path))
+
+
+def test_quoted_multi_line_config_keeps_line_numbers(tmp_path: Path) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=liger.COLUMNS)
+    writer.writeheader()
+    writer.writerow(row(extra_benchmark_config_str='{"V":\n 4096}'))
+    writer.writerow(row(y_value_50="x"))
+    path = tmp_path / "multi.csv"
+    path.write_text(buffer.getvalue())
+    errors: list[UnsupportedSourceError] = []
+    assert len(list(liger.read(path, on_error=errors.append))) == 1
+    assert errors[0].line == 4

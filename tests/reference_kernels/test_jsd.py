@@ -1,0 +1,196 @@
+"""JSD loss: the Triton kernel against the PyTorch reference and a float64 ground truth.
+
+Tolerances, relative to the float64 value: 2e-6 for float32 (accumulation order over a
+few thousand terms), 1e-2 for bfloat16 and 2e-3 for float16 (the loss is returned in the
+input dtype, so its own rounding bounds the error); gradients element-wise with atol
+scaled to 1/BT.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+import torch
+
+from kernelindex_sdk.reference_kernels.jsd import jsd_torch, jsd_triton
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+RTOL = {"fp32": 2e-6, "bf16": 1e-2, "fp16": 2e-3}
+BETAS = [0.0, 0.1, 0.5, 0.9, 1.0]
+SHAPES = [(1, 63), (2, 1000), (7, 130), (16, 257)]
+
+
+def inputs(bt: int, v: int, dtype: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(bt, v, generator=g) * 2).log_softmax(-1)
+    y = (torch.randn(bt, v, generator=g) * 2).log_softmax(-1)
+    return x.to(DEVICE, DTYPES[dtype]), y.to(DEVICE, DTYPES[dtype])
+
+
+def labels_for(pattern: str, bt: int) -> torch.Tensor | None:
+    if pattern == "none":
+        return None
+    if pattern == "some-ignored":
+        return torch.tensor([-100 if i % 3 == 1 else i for i in range(bt)], device=DEVICE)
+    return torch.full((bt,), -100, device=DEVICE)
+
+
+def ground_truth(x: torch.Tensor, y: torch.Tensor, **kw: Any) -> torch.Tensor:
+    return jsd_torch(x.double(), y.double(), **kw)
+
+
+def case_id(bt: int, v: int, dtype: str) -> str:
+    return f"B{bt}-V{v}-{dtype}"
+
+
+@pytest.mark.parametrize("beta", BETAS, ids=lambda b: f"beta{b}")
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize(("bt", "v"), SHAPES, ids=[f"B{b}-V{v}" for b, v in SHAPES])
+def test_loss_matches_float64_ground_truth(bt: int, v: int, dtype: str, beta: float) -> None:
+    x, y = inputs(bt, v, dtype)
+    expected = ground_truth(x, y, beta=beta)
+    with torch.no_grad():
+        got = jsd_triton(x, y, beta=beta)
+    assert got.dtype == x.dtype
+    assert got.shape == ()
+    torch.testing.assert_close(got.double(), expected, rtol=RTOL[dtype], atol=1e-6)
+    torch.testing.assert_close(
+        jsd_torch(x, y, beta=beta).double(), expected, rtol=RTOL[dtype], atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("pattern", ["none", "some-ignored", "all-ignored"])
+@pytest.mark.parametrize("beta", [0.0, 0.5, 1.0], ids=lambda b: f"beta{b}")
+def test_labels_leave_out_ignored_rows(pattern: str, beta: float) -> None:
+    x, y = inputs(6, 300, "fp32", seed=1)
+    labels = labels_for(pattern, 6)
+    expected = ground_truth(x, y, beta=beta, labels=labels)
+    got = jsd_triton(x, y, beta=beta, labels=labels)
+    torch.testing.assert_close(got.double(), expected, rtol=2e-6, atol=1e-7)
+    if pattern == "all-ignored":
+        assert float(got) == 0.0
+
+
+@pytest.mark.parametrize("beta", BETAS, ids=lambda b: f"beta{b}")
+@pytest.mark.parametrize("pattern", ["none", "some-ignored"])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_gradient_matches_autograd_of_the_reference(beta: float, pattern: str, dtype: str) -> None:
+    x, y = inputs(5, 257, dtype, seed=2)
+    labels = labels_for(pattern, 5)
+    x64 = x.detach().double().requires_grad_()
+    jsd_torch(x64, y.double(), beta=beta, labels=labels).backward()
+    xt = x.detach().clone().requires_grad_()
+    loss = jsd_triton(xt, y, beta=beta, labels=labels)
+    (loss * 3.0).backward()
+    assert xt.grad is not None
+    assert xt.grad.dtype == x.dtype
+    scale = float(x64.grad.abs().max())  # type: ignore[union-attr]
+    torch.testing.assert_close(
+        xt.grad.double(),
+        3.0 * x64.grad,
+        rtol=RTOL[dtype],
+        atol=RTOL[dtype] * 3.0 * scale,  # type: ignore[operator]
+    )
+
+
+def test_gradient_of_a_loss_backpropagated_directly_is_the_saved_one() -> None:
+    x, y = inputs(3, 100, "fp32", seed=3)
+    x = x.requires_grad_()
+    jsd_triton(x, y).backward()
+    x64 = x.detach().double().requires_grad_()
+    jsd_torch(x64, y.double()).backward()
+    torch.testing.assert_close(x.grad.double(), x64.grad, rtol=1e-5, atol=1e-9)  # type: ignore[union-attr]
+
+
+def test_no_grad_computes_the_loss_only() -> None:
+    x, y = inputs(3, 100, "fp32")
+    x = x.requires_grad_()
+    with torch.no_grad():
+        loss = jsd_triton(x, y)
+    assert not loss.requires_grad
+    assert loss.grad_fn is None
+
+
+def test_input_without_grad_needs_no_gradient() -> None:
+    x, y = inputs(3, 100, "fp32")
+    loss = jsd_triton(x, y)
+    assert not loss.requires_grad
+
+
+def test_row_strided_inputs() -> None:
+    """Rows of a wider buffer: stride(0) > V, stride(1) == 1."""
+    wide_x, wide_y = inputs(4, 300, "fp32", seed=4)
+    x, y = wide_x[:, :200], wide_y[:, 50:250]
+    x = x - x.logsumexp(-1, keepdim=True)
+    y = y - y.logsumexp(-1, keepdim=True)
+    x_strided = torch.empty(4, 300, device=DEVICE)[:, :200].copy_(x)
+    assert x_strided.stride(0) == 300
+    expected = ground_truth(x, y)
+    torch.testing.assert_close(jsd_triton(x_strided, y).double(), expected, rtol=2e-6, atol=1e-7)
+
+
+def test_triton_and_torch_agree_on_a_random_beta_and_shape() -> None:
+    g = torch.Generator().manual_seed(5)
+    bt, v = (
+        int(torch.randint(1, 9, (1,), generator=g)),
+        int(torch.randint(2, 700, (1,), generator=g)),
+    )
+    beta = float(torch.rand(1, generator=g))
+    x, y = inputs(bt, v, "fp32", seed=6)
+    torch.testing.assert_close(
+        jsd_triton(x, y, beta=beta), jsd_torch(x, y, beta=beta), rtol=1e-5, atol=1e-7
+    )
+
+
+def test_beta_zero_is_forward_kl_and_one_is_reverse_kl() -> None:
+    x, y = inputs(2, 50, "fp32", seed=7)
+    p, q = y.exp(), x.exp()
+    forward_kl = (p * (y - x)).sum() / 2
+    reverse_kl = (q * (x - y)).sum() / 2
+    torch.testing.assert_close(jsd_triton(x, y, beta=0.0), forward_kl, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(jsd_triton(x, y, beta=1.0), reverse_kl, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda x, y: (x[0], y[0]), "must be 2-D"),
+        (lambda x, y: (x, y[:, :-1]), "target shape"),
+        (lambda x, y: (x, y.double()), "dtype"),
+        (lambda x, y: (x.double(), y.double()), "float64"),
+        (lambda x, y: (x.t(), y.t()), "contiguous"),
+        (lambda x, y: (x[:0], y[:0]), "must not be empty"),
+    ],
+)
+def test_bad_inputs_raise_value_error(change: Any, message: str) -> None:
+    x, y = inputs(3, 64, "fp32")
+    a, b = change(x, y)
+    with pytest.raises(ValueError, match=message):
+        jsd_triton(a, b)
+
+
+def test_bad_beta_and_labels_raise_value_error() -> None:
+    x, y = inputs(3, 64, "fp32")
+    with pytest.raises(ValueError, match="beta must be in"):
+        jsd_triton(x, y, beta=1.5)
+    with pytest.raises(ValueError, match="labels must have shape"):
+        jsd_triton(x, y, labels=torch.zeros(4, dtype=torch.long, device=DEVICE))
+    with pytest.raises(ValueError, match="labels must be integers"):
+        jsd_triton(x, y, labels=torch.zeros(3, device=DEVICE))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="the interpreter check only applies without a GPU")
+def test_cpu_tensors_run_through_the_interpreter() -> None:
+    assert os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_large_vocabulary_on_the_gpu(dtype: str) -> None:
+    x, y = inputs(64, 128256, dtype, seed=8)
+    torch.testing.assert_close(
+        jsd_triton(x, y).double(), ground_truth(x, y), rtol=RTOL[dtype], atol=1e-6
+    )

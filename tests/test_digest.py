@@ -113,3 +113,34 @@ def test_canonical_form_is_stable_under_key_order_and_reparsing(value: Any) -> N
     assert digest.canonical_bytes(json.loads(data)) == data
     if isinstance(value, dict):
         assert digest.canonical_bytes(dict(reversed(list(value.items())))) == data
+
+
+KEYS = st.text(alphabet=st.characters(codec="utf-8"), max_size=4) | st.sampled_from(
+    ["\U0001f600", "\ufb33", "\ue000", "a", "\u0080"]
+)
+ANY_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | SAFE_FLOATS
+    | st.text(alphabet=st.characters(codec="utf-8")),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(KEYS, children, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(ANY_JSON)
+def test_fast_path_equals_rfc8785_or_both_refuse(value: Any) -> None:
+    """The stdlib fast path may only ever produce rfc8785's own bytes."""
+    import rfc8785
+
+    try:
+        expected: bytes | None = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError:
+        expected = None
+    if expected is None:
+        with pytest.raises(rfc8785.CanonicalizationError):
+            digest.canonical_bytes(value)
+    else:
+        assert digest.canonical_bytes(value) == expected

@@ -280,12 +280,18 @@ def _published_order(value: Any) -> Any:
     return value
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: Any, *, indent: int | None = 2) -> str:
     """Return the published form of a model instance (or of its JSON value).
 
     The published form is ``json.dumps(doc, indent=2, ensure_ascii=False)`` plus a
     final newline, with every object's keys in PostgreSQL ``jsonb`` order (shorter
     first, then bytewise), as the index that publishes records stores them.
+
+    Args:
+        obj: A model instance, or a JSON value (dict or list).
+        indent: ``None`` gives one compact line without a newline: a JSON Lines record.
     """
-    value = obj if isinstance(obj, (dict, list)) else dump(obj)
-    return json.dumps(_published_order(value), indent=2, ensure_ascii=False) + "\n"
+    value = _published_order(obj if isinstance(obj, (dict, list)) else dump(obj))
+    if indent is None:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, indent=indent, ensure_ascii=False) + "\n"

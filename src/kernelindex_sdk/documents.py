@@ -192,15 +192,12 @@ def _locate(problem: Problem, text: str | None) -> Problem:
     return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
-def _compact(obj: Any) -> str:
-    # One line, keys in the published (jsonb) order.
-    return json.dumps(json.loads(dumps(obj)), ensure_ascii=False, separators=(",", ":"))
-
-
 class JSONLinesWriter:
-    """Appends records to a JSON Lines file one by one, each flushed to disk as written.
+    """Appends records to a JSON Lines file one by one, each flushed as it is written.
 
-    An interrupted writer leaves every record it finished; ``-`` writes to a stream.
+    A process interrupted or killed afterwards leaves every record it finished (the
+    operating system holds flushed bytes); closing also syncs the file to disk.
+    ``-`` writes to a stream instead.
     """
 
     def __init__(self, path: str | Path, *, stream: IO[str] | None = None) -> None:
@@ -215,13 +212,14 @@ class JSONLinesWriter:
 
     def write(self, record: Any) -> None:
         """Append one record (a model instance or its JSON value) as one line."""
-        self._file.write(_compact(record) + "\n")
+        self._file.write(dumps(record, indent=None) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        """Sync the file to disk and close it (a stream is only flushed)."""
         self._file.flush()
         if self._path != STDIN:
             os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        if self._path != STDIN:
             self._file.close()
 
     def __enter__(self) -> JSONLinesWriter:

@@ -1,0 +1,99 @@
+"""Importing 2,500 Liger-Kernel CSV rows into validated records, beside simpler baselines.
+
+One run, one process: the same 2,500 rows (the fixture subset repeated) through
+- csv.DictReader alone: parsing only, the floor no importer goes under;
+- kernelindex_sdk.importers.liger.read(): parse, convert, digest, validate and build
+  the models of every row (what `kernelindex import liger` does before writing);
+- the same, then every record validated again with its digests verified, as
+  `kernelindex validate --verify-digests` does on the written JSON Lines.
+Goal: importing and validating 2,500 rows in <= 2 s on the developers' machine kind.
+
+    python benchmarks/liger_import.py [--out benchmarks/results/liger_import.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import kernelindex_sdk as ki
+from kernelindex_sdk.documents import JSONLinesWriter, validate_paths
+from kernelindex_sdk.importers import liger
+
+ROOT = Path(__file__).resolve().parent.parent
+SUBSET = ROOT / "tests" / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
+ROWS = 2500
+
+
+def make_csv(path: Path) -> None:
+    rows = list(csv.DictReader(SUBSET.open(encoding="utf-8")))
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=liger.COLUMNS)
+        writer.writeheader()
+        for i in range(ROWS):
+            writer.writerow(rows[i % len(rows)])
+
+
+def best_of(runs: int, fn: object) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "rows.csv"
+        make_csv(source)
+        out = Path(tmp) / "records.jsonl"
+
+        def parse_only() -> None:
+            assert sum(1 for _ in csv.DictReader(source.open(encoding="utf-8"))) == ROWS
+
+        def import_rows() -> None:
+            assert sum(1 for _ in liger.read(source)) == ROWS
+
+        def import_write_and_verify() -> None:
+            out.unlink(missing_ok=True)
+            with JSONLinesWriter(out) as writer:
+                for bundle in liger.read(source):
+                    writer.write(bundle)
+            assert list(validate_paths([out], verify_digests=True)) == []
+
+        results = {
+            "csv.DictReader only": best_of(args.runs, parse_only),
+            "liger.read() (convert, digest, validate, models)": best_of(args.runs, import_rows),
+            "liger.read() + write JSON Lines + validate --verify-digests": best_of(
+                args.runs, import_write_and_verify
+            ),
+        }
+    for name, seconds in results.items():
+        print(f"{name:62} {seconds:7.3f} s  ({ROWS / seconds:8.0f} rows/s)")
+    report = {
+        "rows": ROWS,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "python": platform.python_version(),
+        "kernelindex_sdk": ki.__version__,
+        "goal_seconds": 2.0,
+        "best_of": args.runs,
+        "seconds": {k: round(v, 4) for k, v in results.items()},
+    }
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

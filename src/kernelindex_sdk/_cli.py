@@ -165,13 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         ),
     )
     liger.add_argument("csv", nargs="+", metavar="CSV")
-    liger.add_argument(
-        "-o",
-        "--out",
-        default="-",
-        metavar="OUT.jsonl",
-        help="JSON Lines file to append to (default: standard output)",
-    )
+    _add_out(liger)
     liger.set_defaults(run=_cmd_import_liger)
 
     bench = sub.add_parser("bench", help="run a reference benchmark sweep, writing its records")
@@ -207,13 +201,7 @@ def _parser() -> argparse.ArgumentParser:
         default="off",
         help="time the forward that also computes dL/dinput (default off)",
     )
-    jsd.add_argument(
-        "-o",
-        "--out",
-        default="-",
-        metavar="OUT.jsonl",
-        help="JSON Lines file to append to (default: standard output)",
-    )
+    _add_out(jsd)
     jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
     jsd.set_defaults(run=_cmd_bench_jsd)
     return parser
@@ -246,6 +234,16 @@ def _cmd_import_liger(args: argparse.Namespace, io: _Streams) -> int:
         print(f"warning: {warning.message}", file=io.stderr)
     print(f"imported {imported} row(s); {rejected} rejected", file=io.stderr)
     return EXIT_INVALID if rejected else EXIT_OK
+
+
+def _add_out(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-o",
+        "--out",
+        default="-",
+        metavar="OUT.jsonl",
+        help="JSON Lines file to append to (default: standard output)",
+    )
 
 
 def _names(text: str) -> tuple[str, ...]:

@@ -195,41 +195,33 @@ class _Converter:
         key = (mode, metric)
         if key not in self.protocols:
             _, title, timed = PASSES[mode]
-            harness = {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY}
+            caveat = (
+                " The upstream CSV records no CUDA, driver, or torch version; the Liger release"
+                " rides each run's labels. Comparable only within one kernel, workload,"
+            )
             if metric == "speed":
-                spec = {
-                    "harness": harness,
-                    "measurement": {"timer": "cuda_events", "primaryStatistic": "median"},
-                    "comparability": {
-                        "notes": (
-                            f"Timed: {timed}, via triton.testing.do_bench with quantiles"
-                            " 0.5/0.2/0.8 (median with p20/p80 spread). The upstream CSV records"
-                            " no CUDA, driver, or torch version; the Liger release rides each"
-                            " run's labels. Comparable only within one kernel, workload, timed"
-                            " pass, and GPU."
-                        ),
-                        "family": "liger_kernel_bench",
-                    },
-                }
-                name = f"liger-bench-do-bench-{_slug(mode)}"
-                doc_title = f"Liger benchmark harness · {title}"
+                timer, family = "cuda_events", "liger_kernel_bench"
+                notes = (
+                    f"Timed: {timed}, via triton.testing.do_bench with quantiles 0.5/0.2/0.8"
+                    f" (median with p20/p80 spread).{caveat} timed pass, and GPU."
+                )
+                name, doc_title = (
+                    f"liger-bench-do-bench-{_slug(mode)}",
+                    f"Liger benchmark harness · {title}",
+                )
             else:
-                spec = {
-                    "harness": harness,
-                    "measurement": {"timer": "not_applicable", "primaryStatistic": "median"},
-                    "comparability": {
-                        "notes": (
-                            f"Measured: peak memory of {timed}, torch.cuda.max_memory_allocated"
-                            " quantiles 0.5/0.2/0.8 over 10 calls, in MB of 2^20 bytes (MiB)."
-                            " The upstream CSV records no CUDA, driver, or torch version; the"
-                            " Liger release rides each run's labels. Comparable only within"
-                            " one kernel, workload, pass, and GPU."
-                        ),
-                        "family": "liger_kernel_bench_memory",
-                    },
-                }
+                timer, family = "not_applicable", "liger_kernel_bench_memory"
+                notes = (
+                    f"Measured: peak memory of {timed}, torch.cuda.max_memory_allocated quantiles"
+                    f" 0.5/0.2/0.8 over 10 calls, in MB of 2^20 bytes (MiB).{caveat} pass, and GPU."
+                )
                 name = f"liger-bench-memory-{_slug(mode)}"
                 doc_title = f"Liger benchmark harness · {title} · memory"
+            spec = {
+                "harness": {"name": "Liger-Kernel benchmark scripts", "repository": REPOSITORY},
+                "measurement": {"timer": timer, "primaryStatistic": "median"},
+                "comparability": {"notes": notes, "family": family},
+            }
             doc = {
                 "apiVersion": API_VERSION,
                 "kind": "BenchmarkProtocol",

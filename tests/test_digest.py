@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelindex_sdk import digest, dump, load_record
+import kernelindex_sdk as ki
+from kernelindex_sdk import digest
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "digests.json").read_text("utf-8"))
 
@@ -75,15 +76,10 @@ def test_published_protocol_and_environment_digests_are_reproduced(example: dict
 
 
 def test_metadata_never_enters_a_digest(example: dict[str, Any]) -> None:
-    bundle = load_record(example)
-    before = digest.protocol_digest(dump(bundle.protocol)["spec"])
+    before = ki.validation.compare_digests(example)
     example["protocol"]["metadata"] = {"name": "renamed", "labels": {"a": "b"}}
-    assert (
-        digest.protocol_digest(
-            load_record(example).protocol and dump(load_record(example).protocol)["spec"]
-        )
-        == before
-    )
+    example["environment"]["metadata"]["title"] = "Another title"
+    assert ki.validation.compare_digests(example) == before
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 2**53, -(2**53)])

@@ -335,12 +335,15 @@ def _attempt(
 
 
 def _default_slug(parameters: dict[str, Any]) -> str:
+    """``tokens1024-vocab128256-fp32-grad``: name and value, a dtype alone, a true flag's name."""
     parts = []
     for key, value in parameters.items():
-        text = (
-            str(value).replace(".", "p") if not isinstance(value, bool) else (key if value else "")
-        )
-        parts.append(text if key in ("dtype",) or isinstance(value, bool) else f"{key}{text}")
+        if isinstance(value, bool):
+            parts.append(key if value else "")
+        elif key == "dtype":
+            parts.append(str(value))
+        else:
+            parts.append(f"{key}{str(value).replace('.', 'p')}")
     return _slug("-".join(p for p in parts if p))
 
 

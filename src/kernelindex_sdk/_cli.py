@@ -226,10 +226,9 @@ def _cmd_import_liger(args: argparse.Namespace, io: _Streams) -> int:
         JSONLinesWriter(args.out, stream=io.stdout) as out,
     ):
         warnings.simplefilter("always", liger.UnknownGpuWarning)
-        for path in args.csv:
-            for bundle in liger.read(path, on_error=report):
-                out.write(bundle)
-                imported += 1
+        for bundle in liger.read_files(args.csv, on_error=report):
+            out.write(bundle)
+            imported += 1
     for warning in caught:
         print(f"warning: {warning.message}", file=io.stderr)
     print(f"imported {imported} row(s); {rejected} rejected", file=io.stderr)

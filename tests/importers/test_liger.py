@@ -277,3 +277,10 @@ def test_quoted_multi_line_config_keeps_line_numbers(tmp_path: Path) -> None:
     errors: list[UnsupportedSourceError] = []
     assert len(list(liger.read(path, on_error=errors.append))) == 1
     assert errors[0].line == 4
+
+
+def test_names_stay_unique_across_the_files_of_one_import(tmp_path: Path) -> None:
+    first = write_csv(tmp_path / "a.csv", [EXAMPLE_ROW])
+    second = write_csv(tmp_path / "b.csv", [EXAMPLE_ROW])
+    names = [b.run.metadata.name for b in liger.read_files([first, second])]
+    assert names[1] == names[0] + "-2"

@@ -15,7 +15,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
@@ -30,7 +30,7 @@ from ..models import RecordBundle
 from ..validation import validate
 from .gpus import lookup_gpu
 
-__all__ = ["COLUMNS", "UnknownGpuWarning", "read"]
+__all__ = ["COLUMNS", "UnknownGpuWarning", "read", "read_files"]
 
 COLUMNS: Final = (
     "kernel_name",
@@ -186,7 +186,6 @@ def _observed_at(text: str) -> datetime:
 class _Converter:
     """Turns rows into bundles; shared documents and used names live here."""
 
-    source: str
     protocols: dict[tuple[str, str], tuple[dict[str, Any], str]] = attrs.field(factory=dict)
     environments: dict[str, tuple[dict[str, Any], str]] = attrs.field(factory=dict)
     names: dict[str, int] = attrs.field(factory=dict)
@@ -231,7 +230,7 @@ class _Converter:
             self.protocols[key] = (doc, digest.protocol_digest(spec))
         return self.protocols[key]
 
-    def environment(self, gpu: str, line: int) -> tuple[dict[str, Any], str]:
+    def environment(self, gpu: str, where: str) -> tuple[dict[str, Any], str]:
         if gpu not in self.environments:
             info = lookup_gpu(gpu)
             hardware: dict[str, Any] = {
@@ -240,7 +239,7 @@ class _Converter:
             }
             if info is None or info.architecture is None:
                 warnings.warn(
-                    f"{self.source}:{line}: unknown GPU {gpu!r}: imported without architecture",
+                    f"{where}: unknown GPU {gpu!r}: imported without architecture",
                     UnknownGpuWarning,
                     stacklevel=2,
                 )
@@ -266,7 +265,7 @@ class _Converter:
         self.names[name] = count
         return name if count == 1 else f"{name[:248]}-{count}"
 
-    def bundle(self, row: _Row, line: int) -> dict[str, Any]:
+    def bundle(self, row: _Row, where: str) -> dict[str, Any]:
         parameters = row.parameters()
         workload = {
             "operation": re.sub(r"[^a-z0-9_]", "_", row.kernel.lower()),
@@ -282,7 +281,7 @@ class _Converter:
         parts = [row.kernel, row.mode, row.provider, gpu_slug, workload_slug, *metric_part, stamp]
         name = self.unique(_slug(" ".join(["liger", *parts]))[:253].strip("-"))
         protocol, protocol_digest = self.protocol(row.mode, row.metric)
-        environment, environment_digest = self.environment(row.gpu, line)
+        environment, environment_digest = self.environment(row.gpu, where)
         spec: dict[str, Any] = {
             "status": "passed",
             "observedAt": format_observed_at(row.observed),
@@ -416,10 +415,10 @@ def _values(row: _Row) -> dict[str, Any]:
     }
 
 
-def _convert(converter: _Converter, row: dict[str, Any], line: int) -> RecordBundle:
+def _convert(converter: _Converter, row: dict[str, Any], where: str) -> RecordBundle:
     if None in row:
         raise ValueError(f"more fields than the header's {len(COLUMNS)}")
-    doc = converter.bundle(_Row.parse(row), line)
+    doc = converter.bundle(_Row.parse(row), where)
     problems = validate(doc, kind="RecordBundle")
     if problems:
         raise SchemaValidationError(problems=problems)
@@ -443,25 +442,39 @@ def read(
         UnsupportedSourceError: for a file without Liger's columns, or (without
             ``on_error``) a row that cannot be converted.
     """
-    source = str(path)
+    return read_files([path], on_error=on_error)
+
+
+def read_files(
+    paths: Iterable[str | Path],
+    *,
+    on_error: Callable[[UnsupportedSourceError], None] | None = None,
+) -> Iterator[RecordBundle]:
+    """Like :func:`read` over several CSVs forming one input: run names stay unique across them."""
+    converter = _Converter()
+    for path in paths:
+        yield from _read_one(str(path), converter, on_error)
+
+
+def _read_one(
+    source: str,
+    converter: _Converter,
+    on_error: Callable[[UnsupportedSourceError], None] | None,
+) -> Iterator[RecordBundle]:
     try:
-        handle = open(path, newline="", encoding="utf-8")  # noqa: SIM115 (closed below)
+        handle = open(source, newline="", encoding="utf-8")  # noqa: SIM115 (closed below)
     except OSError as err:
         raise InputError(source=source, reason=err.strerror or str(err)) from err
     with handle:
         reader = csv.DictReader(handle)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
-            raise UnsupportedSourceError(
-                source=source,
-                line=1,
-                reason=f"not a Liger-Kernel benchmark CSV: no column {', '.join(missing)}",
-            )
-        converter = _Converter(source=source)
+            reason = f"not a Liger-Kernel benchmark CSV: no column {', '.join(missing)}"
+            raise UnsupportedSourceError(source=source, line=1, reason=reason)
         for row in reader:
             line = reader.line_num
             try:
-                bundle = _convert(converter, row, line)
+                bundle = _convert(converter, row, f"{source}:{line}")
             except (ValueError, SchemaValidationError) as err:
                 reason = str(err).replace("\n", "; ")
                 error = UnsupportedSourceError(source=source, line=line, reason=reason)

@@ -83,9 +83,9 @@ def iter_documents(
 ) -> Iterator[Document]:
     """Yield each document of the given files and folders (``-`` is standard input).
 
-    Folders are searched recursively for ``*.json`` and ``*.jsonl``; a ``.jsonl``
-    file (or standard input whose first non-blank character is not on a line of its
-    own document) holds one document per non-blank line.
+    Folders are searched recursively for ``*.json`` and ``*.jsonl``. A ``.jsonl`` file
+    holds one document per non-blank line; so does standard input when its first line
+    is a whole JSON document and more lines follow, otherwise it is one document.
 
     Raises:
         InputError: when a path does not exist or cannot be read.

@@ -240,3 +240,9 @@ def test_mutated_records_validate_or_are_reported_cleanly(
     assert bool(ki.validate(json.dumps(doc), verify_digests=True)) == bool(problems)
     if not problems:
         assert ki.dump(ki.load_record(doc)) == doc
+
+
+@pytest.mark.parametrize("kind", [["BenchmarkRun"], {"a": 1}, 7, None])
+def test_a_kind_of_the_wrong_type_is_reported(example: dict[str, Any], kind: Any) -> None:
+    [problem] = ki.validate({**example["run"], "kind": kind})
+    assert problem.code == "kind"

@@ -11,11 +11,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import json_source_map
 
 from .errors import Problem
 
-__all__ = ["escape_token", "locate", "parse"]
+__all__ = ["SourceMap", "escape_token", "parse"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -122,7 +123,13 @@ def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
     except RecursionError:
         return None, text, [Problem(pointer="", message="nesting too deep to parse", code="json")]
     if flagged:
-        problems = [_locate(p, text) for p in _strictness_problems(value)]
+        source_map = SourceMap(text)
+        problems = []
+        for problem in _strictness_problems(value):
+            where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
+            problems.append(
+                problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
+            )
         return None, text, problems
     return value, text, []
 
@@ -151,37 +158,36 @@ def _strictness_problems(value: Any) -> Iterator[Problem]:
             stack.extend((f"{pointer}/{i}", v) for i, v in reversed(list(enumerate(node))))
 
 
-def _locate(problem: Problem, text: str) -> Problem:
-    line_col = locate(text, problem.pointer)
-    if line_col is None:
-        return problem
-    return Problem(
-        pointer=problem.pointer,
-        message=problem.message,
-        code=problem.code,
-        line=line_col[0],
-        column=line_col[1],
-    )
+class SourceMap:
+    """Where each JSON pointer of a text is; computed once, on the first lookup."""
 
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._entries: dict[str, Any] | None = None
 
-def locate(text: str, pointer: str, *, key: bool = False) -> tuple[int, int] | None:
-    """Return the 1-based (line, column) of the value at ``pointer`` in ``text``.
+    def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int] | None:
+        """Return the 1-based (line, column) of the value at ``pointer``.
 
-    Args:
-        text: The JSON text.
-        pointer: An RFC 6901 pointer into it.
-        key: Locate the member's key rather than its value.
+        Args:
+            pointer: An RFC 6901 pointer into the text.
+            key: Locate the member's key rather than its value.
 
-    Returns:
-        The position, or ``None`` when the pointer is not in the text or the text
-        cannot be mapped.
-    """
-    try:
-        source_map = json_source_map.calculate(text)
-    except (json_source_map.errors.InvalidInputError, ValueError, IndexError, RecursionError):
-        return None
-    entry = source_map.get(pointer)
-    if entry is None:
-        return None
-    location = entry.key_start if key and entry.key_start is not None else entry.value_start
-    return location.line + 1, location.column + 1
+        Returns:
+            The position, or ``None`` when the pointer is not in the text or the text
+            cannot be mapped.
+        """
+        if self._entries is None:
+            try:
+                self._entries = json_source_map.calculate(self._text)
+            except (
+                json_source_map.errors.InvalidInputError,
+                ValueError,
+                IndexError,
+                RecursionError,
+            ):
+                self._entries = {}
+        entry = self._entries.get(pointer)
+        if entry is None:
+            return None
+        location = entry.key_start if key and entry.key_start is not None else entry.value_start
+        return location.line + 1, location.column + 1

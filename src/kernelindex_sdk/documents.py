@@ -178,7 +178,8 @@ def validate_paths(
         if not problems:
             where = f"{document.source}:{document.line}"
             located = list(names.problems(value, where))
-            problems = [_locate(p, text) for p in located]
+            source_map = _jsontext.SourceMap(text) if text is not None else None
+            problems = [_locate(p, source_map) for p in located]
         offset = document.line - 1
         for problem in problems:
             shifted = problem
@@ -187,8 +188,8 @@ def validate_paths(
             yield FileProblem(source=document.source, problem=shifted)
 
 
-def _locate(problem: Problem, text: str | None) -> Problem:
-    where = _jsontext.locate(text, problem.pointer) if text is not None else None
+def _locate(problem: Problem, source_map: _jsontext.SourceMap | None) -> Problem:
+    where = source_map.locate(problem.pointer) if source_map is not None else None
     return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 

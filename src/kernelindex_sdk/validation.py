@@ -101,7 +101,7 @@ def detect_kind(doc: Any) -> str | Problem:
             code="apiVersion",
         )
     kind = doc.get("kind")
-    if kind not in SCHEMA_FILES or kind == BUNDLE:
+    if not isinstance(kind, str) or kind not in SCHEMA_FILES or kind == BUNDLE:
         kinds = ", ".join(k for k in SUPPORTED_KINDS if k != BUNDLE)
         found = "no kind" if kind is None else f"kind {_messages.short_repr(kind)}"
         return Problem(
@@ -181,10 +181,11 @@ def iter_value_problems(
     if text is None:
         yield from problems
         return
+    source_map = _jsontext.SourceMap(text)
     for problem in problems:
         where = None
         if problem.line is None:
-            where = _jsontext.locate(text, problem.pointer, key=problem.code in _KEY_CODES)
+            where = source_map.locate(problem.pointer, key=problem.code in _KEY_CODES)
         yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 

@@ -18,7 +18,6 @@ from .convert import (
     make_converter,
 )
 from .errors import (
-    DigestMismatchError,
     KernelIndexError,
     Problem,
     SchemaValidationError,
@@ -28,7 +27,6 @@ from .validation import check, validate
 
 __all__ = [
     "API_VERSION",
-    "DigestMismatchError",
     "KernelIndexError",
     "Problem",
     "SchemaValidationError",

@@ -1,7 +1,7 @@
 """Exceptions raised by kernelindex_sdk, and the Problem they carry.
 
 Every exception derives from KernelIndexError and carries its facts as fields, so
-callers read ``err.problems`` or ``err.pointer`` instead of parsing messages.
+callers read ``err.problems`` or ``err.line`` instead of parsing messages.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import attrs
 
 __all__ = [
-    "DigestMismatchError",
     "InputError",
     "KernelIndexError",
     "Problem",
@@ -64,18 +63,6 @@ class SchemaValidationError(KernelIndexError):
             sep = "" if problem.line is not None or not prefix else " "
             lines.append(f"{prefix}{sep}{problem}")
         return "\n".join(lines)
-
-
-@attrs.frozen(kw_only=True, auto_exc=True)
-class DigestMismatchError(KernelIndexError):
-    """A declared digest differs from the one computed from the content."""
-
-    pointer: str
-    declared: str
-    computed: str
-
-    def __str__(self) -> str:
-        return f"{self.pointer}: declared {self.declared!r}, computed {self.computed!r} [digest]"
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _paths import parent_of, set_at
+
 HERE = Path(__file__).parent
 EXAMPLE = json.loads((HERE / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8"))
 TEXT = (HERE / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8")
@@ -25,26 +27,13 @@ def edit(change: Callable[[dict[str, Any]], None]) -> bytes:
 
 
 def setter(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
-    def change(doc: dict[str, Any]) -> None:
-        *parents, last = path.strip("/").split("/")
-        node: Any = doc
-        for key in parents:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        if isinstance(node, list):
-            node[int(last)] = value
-        else:
-            node[last] = value
-
-    return change
+    return lambda doc: set_at(doc, path, value)
 
 
 def deleter(path: str) -> Callable[[dict[str, Any]], None]:
     def change(doc: dict[str, Any]) -> None:
-        *parents, last = path.strip("/").split("/")
-        node: Any = doc
-        for key in parents:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        del node[last]
+        node, key = parent_of(doc, path)
+        del node[key]
 
     return change
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from _paths import set_at
 from _schema_strategies import documents
 from hypothesis import HealthCheck, given, settings
 
@@ -119,10 +120,7 @@ def test_without_schema_validation_the_converter_still_reports_wire_paths(
 def test_no_coercion_and_no_null(
     example: dict[str, Any], path: tuple[str | int, ...], value: Any, validate: bool
 ) -> None:
-    node: Any = example
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+    set_at(example, path, value)
     with pytest.raises(ki.SchemaValidationError) as caught:
         ki.load_record(example, validate=validate)
     assert [p.pointer for p in caught.value.problems] == ["/" + "/".join(map(str, path))]

@@ -7,6 +7,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from _paths import set_at
 
 from kernelindex_sdk import validate
 from kernelindex_sdk._schemas import BASE_URI, SCHEMA_FILES, load_schemas
@@ -91,10 +92,7 @@ def test_schemas_accept_the_published_example(example: dict[str, Any]) -> None:
 def test_schema_rejects_what_is_knowably_wrong(
     example: dict[str, Any], pointer_path: tuple[str | int, ...], value: Any, code: str
 ) -> None:
-    node: Any = example
-    for key in pointer_path[:-1]:
-        node = node[key]
-    node[pointer_path[-1]] = value
+    set_at(example, pointer_path, value)
     problems = validate(example)
     pointer = "/" + "/".join(map(str, pointer_path))
     assert [(p.pointer, p.code) for p in problems] == [(pointer, code)]

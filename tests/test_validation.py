@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _paths import parent_of
 from _schema_strategies import documents
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -207,10 +208,7 @@ def _mutations(doc: dict[str, Any]) -> st.SearchStrategy[Any]:
 def _apply(doc: dict[str, Any], mutation: tuple[tuple[Any, ...], Any, str]) -> dict[str, Any]:
     path, value, how = mutation
     doc = copy.deepcopy(doc)
-    node: Any = doc
-    for key in path[:-1]:
-        node = node[key]
-    last = path[-1]
+    node, last = parent_of(doc, path)
     if how == "delete":
         del node[last]
     elif how == "add" and isinstance(node, dict):

@@ -1,0 +1,118 @@
+"""``kernelindex bench``: reference benchmark sweeps that write records."""
+
+from __future__ import annotations
+
+import argparse
+
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, add_out, ints, names
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = sub.add_parser("bench", help="run a reference benchmark sweep, writing its records")
+    suites = bench.add_subparsers(dest="suite", metavar="SUITE", required=True)
+    jsd = suites.add_parser(
+        "jsd",
+        help="the JSD loss forward: torch, torch.compile, our Triton kernel, Liger-Kernel",
+        description=(
+            "Check each implementation against a float64 reference, time it, and append one"
+            " record per point to OUT as it finishes. Without a GPU, runs on the CPU (Triton"
+            " in its interpreter) on small default shapes with a wall-clock timer."
+        ),
+    )
+    jsd.add_argument(
+        "--impl",
+        type=names,
+        default=("torch", "triton"),
+        metavar="LIST",
+        help="comma-separated: torch,triton,torch-compile,liger (default torch,triton)",
+    )
+    jsd.add_argument("--tokens", type=ints, metavar="LIST", help="rows BT (default per device)")
+    jsd.add_argument("--vocab", type=ints, metavar="LIST", help="vocabulary V (default per device)")
+    jsd.add_argument(
+        "--dtype", type=names, metavar="LIST", help="fp32,bf16,fp16 (default per device)"
+    )
+    jsd.add_argument("--pass", dest="pass_", choices=("forward",), default="forward")
+    jsd.add_argument("--beta", type=float, default=0.5)
+    jsd.add_argument(
+        "--input-grad",
+        choices=("off", "on", "both"),
+        default="off",
+        help="time the forward that also computes dL/dinput (default off)",
+    )
+    add_out(jsd)
+    jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
+    jsd.set_defaults(run=_cmd_bench_jsd)
+
+
+def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
+    try:
+        from ..reference_kernels.device import select_device
+    except ImportError:
+        print(
+            "kernelindex bench needs the [bench] extra: pip install 'kernelindex-sdk[bench]'",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
+    device = select_device()
+    if device.type == "cpu":
+        print(
+            "kernelindex: no GPU found; running on the CPU (Triton in its interpreter) on small"
+            " shapes with a wall-clock timer",
+            file=io.stderr,
+        )
+    from ..documents import JSONLinesWriter
+    from ..reference_kernels.jsd import sweep
+
+    unknown = [name for name in args.impl if name not in sweep.PROVIDERS]
+    if unknown:
+        print(
+            f"kernelindex: unknown --impl {', '.join(unknown)}; expected some of"
+            f" {', '.join(sweep.PROVIDERS)}",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
+    if "liger" in args.impl and not sweep.liger_available():
+        print(
+            "kernelindex: --impl liger needs liger-kernel (pip install liger-kernel)",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
+    defaults = sweep.GPU_DEFAULTS if device.type == "cuda" else sweep.CPU_DEFAULTS
+    dtypes = args.dtype or defaults.dtypes
+    bad = [d for d in dtypes if d not in sweep.DTYPES]
+    if bad:
+        print(
+            f"kernelindex: unknown --dtype {', '.join(bad)}; expected some of"
+            f" {', '.join(sweep.DTYPES)}",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
+    grads = {"off": (False,), "on": (True,), "both": (False, True)}[args.input_grad]
+    points = sweep.cases(
+        args.tokens or defaults.tokens,
+        args.vocab or defaults.vocab,
+        dtypes,
+        beta=args.beta,
+        input_grad=grads,
+    )
+    from tqdm import tqdm
+
+    failed = 0
+    total = len(points) * len(args.impl)
+    with (
+        JSONLinesWriter(args.out, stream=io.stdout) as out,
+        tqdm(total=total, file=io.stderr, disable=args.no_progress, unit="run") as progress,
+    ):
+        for record in sweep.run_sweep(args.impl, points, device):
+            out.write(record)
+            spec = record.run.spec
+            failed += spec.status == "failed"
+            median = spec.timing.latency_ns.median if spec.timing else None
+            shown = f"{median / 1e6:.4f} ms" if median is not None else spec.status
+            progress.set_postfix_str(f"{record.run.metadata.name[:60]} {shown}")
+            progress.update()
+    if failed:
+        print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
+    return EXIT_INVALID if failed else EXIT_OK

@@ -7,13 +7,20 @@ callers read ``err.problems`` or ``err.line`` instead of parsing messages.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    # Only for the annotation: documents imports this module, not the other way round.
+    from .documents import FileProblem
 
 __all__ = [
     "InputError",
     "KernelIndexError",
+    "LaunchError",
     "Problem",
+    "RecordSetError",
     "SchemaValidationError",
     "UnsupportedSourceError",
 ]
@@ -87,3 +94,36 @@ class InputError(KernelIndexError):
 
     def __str__(self) -> str:
         return f"{self.source}: {self.reason}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class LaunchError(KernelIndexError):
+    """A setting of a sweep's process (an option or a launcher's variable) is unusable.
+
+    A usage error: the command line or the launcher must change, not the records.
+
+    Attributes:
+        setting: The option or environment variable, e.g. ``--shard`` or ``RANK``.
+        reason: What was expected and what was found.
+    """
+
+    setting: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.setting}: {self.reason}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class RecordSetError(KernelIndexError):
+    """Records that do not form one record set: invalid ones, or two that clash.
+
+    Attributes:
+        problems: Every problem found, each with its file and line; a clash names
+            the other place in its message.
+    """
+
+    problems: Sequence[FileProblem]
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.problems))

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from typing import IO
 
 from .. import __version__
-from ..errors import InputError, KernelIndexError
-from . import bench, importer, records
+from ..errors import InputError, KernelIndexError, LaunchError
+from . import bench, importer, merge, records
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
 
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench)
+_COMMANDS = (records, importer, bench, merge)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def main(
         return int(exit_.code or 0)
     try:
         return int(args.run(args, io))
-    except InputError as err:
+    except (InputError, LaunchError) as err:
         print(f"kernelindex: {err}", file=io.stderr)
         return EXIT_USAGE
     except KernelIndexError as err:

@@ -1,0 +1,52 @@
+"""``kernelindex merge``: the record sets of many processes or hosts into one."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import merge
+from ._common import EXIT_OK, Streams
+
+__all__ = ["register"]
+
+
+def _cmd_merge(args: argparse.Namespace, io: Streams) -> int:
+    merged = merge.merge_paths(args.paths, verify_digests=args.verify_digests, stdin=io.stdin)
+    merge.write_records(args.out, merged.records, stream=io.stdout)
+    where = "standard output" if args.out == "-" else args.out
+    print(
+        f"kernelindex: merged {len(merged.records)} records from {merged.read} documents"
+        f" ({merged.duplicates} duplicates dropped) into {where}",
+        file=io.stderr,
+    )
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "merge",
+        help="merge record sets (e.g. one per rank) into one, refusing clashes",
+        description=(
+            "Read JSON and JSON Lines records as validate does (folders searched recursively,"
+            " '-' for standard input), validating each. A record repeated with the same"
+            " content is written once; two different records under one name, or two"
+            " different protocol or environment specs under one name or digest, are errors"
+            " naming both places. The output order depends only on the records. Exits 0 when"
+            " merged, 1 for invalid or clashing records (nothing is written), 2 on usage or"
+            " I/O errors."
+        ),
+    )
+    parser.add_argument("paths", nargs="+", metavar="IN")
+    parser.add_argument(
+        "-o",
+        "--out",
+        default="-",
+        metavar="OUT.jsonl",
+        help="JSON Lines file to write, replaced atomically (default: standard output)",
+    )
+    parser.add_argument(
+        "--verify-digests",
+        action="store_true",
+        help="recompute every digest whose object a record carries",
+    )
+    parser.set_defaults(run=_cmd_merge)

@@ -1,0 +1,277 @@
+"""Record sets from many processes or hosts merged into one, checked as they are read.
+
+The shards of a sweep (one JSON Lines file per rank, per host, per array task) become
+one record set: every document is validated; a record that appears twice with the same
+content (RFC 8785 canonical bytes) is kept once; two different records under one name
+are refused, naming both places; so are two different protocol (or environment) specs
+under one name or one digest. The output order depends only on the records, never on
+the order of the inputs, so the same records give the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any, Final
+
+import attrs
+
+from . import _jsontext, digest, validation
+from .convert import dump
+from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents
+from .errors import InputError, Problem, RecordSetError
+
+__all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
+
+# Output order: shared objects first, then runs, each by name.
+_GROUP_ORDER: Final = {"BenchmarkProtocol": 0, "ExecutionEnvironment": 1, "BenchmarkRun": 2}
+_BUNDLE_OBJECTS: Final = (
+    ("protocol", "BenchmarkProtocol", "protocolDigest"),
+    ("environment", "ExecutionEnvironment", "environmentDigest"),
+)
+
+
+@attrs.frozen
+class MergedRecords:
+    """The merged record set and what merging it did.
+
+    Attributes:
+        records: The records (JSON values) in output order: protocols, environments,
+            then runs and bundles, each group by name.
+        read: How many documents were read.
+        duplicates: How many of them repeated a record already read, and were dropped.
+    """
+
+    records: tuple[dict[str, Any], ...]
+    read: int
+    duplicates: int
+
+
+@attrs.frozen
+class _Place:
+    """Where a document came from: its file, its first line there, and its text."""
+
+    source: str
+    line: int | None = None
+    text: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+    def problem(self, pointer: str, message: str, code: str) -> FileProblem:
+        """A problem at ``pointer`` of this document, located in its file when possible."""
+        found = Problem(pointer=pointer, message=message, code=code)
+        if self.text is not None and self.line is not None:
+            where = _jsontext.SourceMap(self.text).locate(pointer)
+            if where is not None:
+                found = attrs.evolve(found, line=where[0] + self.line - 1, column=where[1])
+        return FileProblem(source=self.source, problem=found)
+
+
+@attrs.frozen
+class _Seen:
+    content: bytes
+    place: _Place
+
+
+def _record_key(doc: dict[str, Any]) -> tuple[str, str, str]:
+    """The group a record is named in, its name, and the pointer of that name."""
+    if "kind" not in doc:
+        return "BenchmarkRun", doc["run"]["metadata"]["name"], "/run/metadata/name"
+    return doc["kind"], doc["metadata"]["name"], "/metadata/name"
+
+
+def _shared_objects(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], str]]:
+    """Each protocol or environment a document holds: (pointer, kind, object, digest).
+
+    A bundle's objects go by the digest its run declares; a lone protocol or
+    environment by the digest of its spec.
+    """
+    if doc.get("kind") == "BenchmarkProtocol":
+        yield "", "BenchmarkProtocol", doc, digest.protocol_digest(doc["spec"])
+    elif doc.get("kind") == "ExecutionEnvironment":
+        yield "", "ExecutionEnvironment", doc, digest.environment_digest(doc["spec"])
+    elif "kind" not in doc:
+        for key, kind, field in _BUNDLE_OBJECTS:
+            if key in doc:
+                yield f"/{key}", kind, doc[key], doc["run"]["spec"][field]
+
+
+@attrs.define
+class _Merger:
+    records: dict[tuple[str, str], tuple[_Seen, dict[str, Any]]] = attrs.Factory(dict)
+    # (kind, name) and (kind, digest) -> the spec first seen under it.
+    names: dict[tuple[str, str], _Seen] = attrs.Factory(dict)
+    digests: dict[tuple[str, str], _Seen] = attrs.Factory(dict)
+    problems: list[FileProblem] = attrs.Factory(list)
+    read: int = 0
+    duplicates: int = 0
+
+    def add(self, doc: dict[str, Any], place: _Place) -> None:
+        group, name, pointer = _record_key(doc)
+        content = digest.canonical_bytes(doc)
+        seen = self.records.get((group, name))
+        if seen is not None:
+            if seen[0].content == content:
+                self.duplicates += 1
+                return
+            what = "run" if group == "BenchmarkRun" else group
+            self.problems.append(
+                place.problem(
+                    pointer,
+                    f"name {name!r} already names a different {what} at {seen[0].place}",
+                    "duplicate-name",
+                )
+            )
+            return
+        clashes = list(self._shared_clashes(doc, place))
+        if clashes:
+            self.problems.extend(clashes)
+            return
+        for _, kind, obj, declared in _shared_objects(doc):
+            spec = _Seen(digest.canonical_bytes(obj["spec"]), place)
+            self.names.setdefault((kind, obj["metadata"]["name"]), spec)
+            self.digests.setdefault((kind, declared), spec)
+        self.records[group, name] = (_Seen(content, place), doc)
+
+    def _shared_clashes(self, doc: dict[str, Any], place: _Place) -> Iterator[FileProblem]:
+        for pointer, kind, obj, declared in _shared_objects(doc):
+            spec = digest.canonical_bytes(obj["spec"])
+            name = obj["metadata"]["name"]
+            by_name = self.names.get((kind, name))
+            if by_name is not None and by_name.content != spec:
+                yield place.problem(
+                    f"{pointer}/metadata/name",
+                    f"name {name!r} already names a {kind} with a different spec at"
+                    f" {by_name.place}",
+                    "duplicate-name",
+                )
+            by_digest = self.digests.get((kind, declared))
+            if by_digest is not None and by_digest.content != spec:
+                yield place.problem(
+                    f"{pointer}/spec",
+                    f"digest {declared!r} already stands for a different {kind} spec at"
+                    f" {by_digest.place}",
+                    "digest-clash",
+                )
+
+    def result(self) -> MergedRecords:
+        if self.problems:
+            raise RecordSetError(problems=tuple(self.problems))
+        order = sorted(self.records, key=lambda key: (_GROUP_ORDER[key[0]], key[1]))
+        return MergedRecords(
+            records=tuple(self.records[key][1] for key in order),
+            read=self.read,
+            duplicates=self.duplicates,
+        )
+
+
+def merge_paths(
+    paths: Iterable[str | Path],
+    *,
+    verify_digests: bool = False,
+    stdin: IO[bytes] | None = None,
+) -> MergedRecords:
+    """Merge the records of files and folders (as ``kernelindex validate`` reads them).
+
+    Args:
+        paths: Files, folders (searched for ``*.json`` and ``*.jsonl``) and ``-``.
+        verify_digests: Also recompute every digest whose object a record carries.
+        stdin: What ``-`` reads; standard input by default.
+
+    Returns:
+        The merged records, in an order that depends only on the records.
+
+    Raises:
+        RecordSetError: listing every invalid document and every clash, each with
+            its file and line; nothing is merged then.
+        InputError: when a path does not exist or cannot be read.
+    """
+    merger = _Merger()
+    for document in iter_documents(paths, stdin=stdin):
+        merger.read += 1
+        value, text, problems = _jsontext.parse(document.text)
+        if not problems:
+            problems = list(
+                validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
+            )
+        if problems:
+            offset = document.line - 1
+            merger.problems.extend(
+                FileProblem(
+                    source=document.source,
+                    problem=attrs.evolve(p, line=p.line + offset) if p.line is not None else p,
+                )
+                for p in problems
+            )
+            continue
+        merger.add(value, _Place(document.source, document.line, text))
+    return merger.result()
+
+
+def merge_records(records: Iterable[Any], *, verify_digests: bool = False) -> MergedRecords:
+    """Merge records given as models (``RecordBundle``, ``BenchmarkRun``, ...) or JSON values.
+
+    Problems name a record by its position, ``records[3]``.
+
+    Raises:
+        RecordSetError: listing every invalid record and every clash.
+    """
+    merger = _Merger()
+    for i, record in enumerate(records):
+        merger.read += 1
+        value = record if isinstance(record, dict) else dump(record)
+        place = _Place(f"records[{i}]")
+        problems = validation.validate(value, verify_digests=verify_digests)
+        if problems:
+            merger.problems.extend(FileProblem(source=place.source, problem=p) for p in problems)
+            continue
+        merger.add(value, place)
+    return merger.result()
+
+
+def write_records(
+    path: str | Path, records: Iterable[Any], *, stream: IO[str] | None = None
+) -> None:
+    """Write records as JSON Lines, replacing ``path`` atomically (``-`` writes ``stream``).
+
+    The lines go to a temporary file beside ``path`` that replaces it in one rename, so
+    a reader never sees half a record set and an earlier file survives a failed write.
+
+    Raises:
+        InputError: for a path that does not end in ``.jsonl``, or one that cannot be
+            written.
+    """
+    if str(path) == STDIN:
+        with JSONLinesWriter(STDIN, stream=stream) as out:
+            for record in records:
+                out.write(record)
+        return
+    target = Path(path)
+    if target.suffix != ".jsonl":
+        # Folders are searched for *.json as whole documents: JSON Lines there would not read.
+        raise InputError(source=str(target), reason="expected a .jsonl path (or '-') to write")
+    try:
+        fd, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+        os.close(fd)
+        # mkstemp makes the file private; give it the mode a new file would get.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+    except OSError as err:
+        raise InputError(source=str(target), reason=err.strerror or str(err)) from err
+    try:
+        with JSONLinesWriter(temporary) as out:
+            for record in records:
+                out.write(record)
+        os.replace(temporary, target)
+    except OSError as err:
+        raise InputError(source=str(target), reason=err.strerror or str(err)) from err
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)

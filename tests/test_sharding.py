@@ -108,8 +108,7 @@ def test_shards_of_every_launcher_cover_the_plain_sweep() -> None:
     for source, launches in environments.items():
         shards = []
         for option, env in launches:
-            launch = detect_launch(option, env)
-            shards.append(partition(POINTS, launch.shard.count, cost=cost)[launch.shard.index])
+            shards.append(detect_launch(option, env).select(POINTS, cost=cost))
         by_source[source] = shards
     assert by_source["--shard"] == by_source["torchrun"] == by_source["slurm"]
     union = [p for shard in by_source["--shard"] for p in shard]

@@ -75,6 +75,10 @@ class Launch:
     gpu: int | None = None
     gpu_reason: str = ""
 
+    def select(self, points: Sequence[T], *, cost: Callable[[T], float]) -> list[T]:
+        """This process's shard of ``points``, in sweep order (see :func:`partition`)."""
+        return partition(points, self.shard.count, cost=cost)[self.shard.index]
+
     def describe(self, points: int, total: int, cost_share: float | None = None) -> str:
         """The line a sweep prints on stderr: which shard ran, why, and on which GPU.
 

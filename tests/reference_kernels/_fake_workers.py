@@ -15,6 +15,7 @@ from typing import Any
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "liger-jsd-forward-torch-b200.json"
 PINNED = "KERNELINDEX_TEST_PINNED"
+MARK = "KERNELINDEX_TEST_MARK"
 
 
 def record(number: int, *, device: str = "", pinned: str = "") -> dict[str, Any]:
@@ -29,13 +30,19 @@ def record(number: int, *, device: str = "", pinned: str = "") -> dict[str, Any]
 
 
 def fake_worker(points: Sequence[tuple[str, int]], device: str) -> Iterator[dict[str, Any]]:
-    """ok: one record; die: the process exits at once; raise: an exception; hang: sleeps."""
+    """ok: one record; die: the process exits at once; raise: an exception; hang: sleeps.
+
+    mark-hang: creates the file named by $KERNELINDEX_TEST_MARK (every record of the
+    earlier points is in the pipe by then), then sleeps.
+    """
     for behaviour, number in points:
         if behaviour == "die":
             os._exit(3)
         if behaviour == "raise":
             raise RuntimeError(f"cannot run point {number}")
-        if behaviour == "hang":
+        if behaviour == "mark-hang":
+            Path(os.environ[MARK]).touch()
+        if behaviour in ("hang", "mark-hang"):
             time.sleep(600)
         if behaviour == "bad":
             broken = record(number, device=device)

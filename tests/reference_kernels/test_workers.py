@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _fake_workers import PINNED, fake_worker, record
+from _fake_workers import MARK, PINNED, fake_worker, record
 
 from kernelindex_sdk.errors import LaunchError
 from kernelindex_sdk.models import RecordBundle
@@ -196,6 +196,30 @@ def test_an_interrupt_stops_the_workers_and_keeps_every_finished_record(tmp_path
     assert process.returncode == 130
     names = [line.split('"name":"')[1].split('"')[0] for line in out.read_text().splitlines()]
     assert sorted(names) == ["point-0", "point-1"]
+
+
+def test_an_interrupt_still_yields_the_records_already_sent(tmp_path: Path) -> None:
+    """Records a worker sent before the interrupt, not yet read by the parent, are kept."""
+    import multiprocessing
+    import time
+
+    mark = tmp_path / "mark"
+    device = Device(name="cpu-a", target="cpu", environ={MARK: str(mark)})
+    points = [("ok", 0), ("ok", 1), ("ok", 2), ("mark-hang", 3)]
+    it = run_on_devices(fake_worker, points, [device], failed=failed)
+    with contextlib.closing(it):
+        first = next(it)
+        # The worker marks once records 1 and 2 are in the pipe, unread.
+        deadline = time.monotonic() + 120
+        while not mark.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert mark.exists()
+        kept = [it.throw(KeyboardInterrupt)]
+        with pytest.raises(KeyboardInterrupt):
+            kept.extend(it)
+    assert [first.point, *(k.point for k in kept)] == points[:3]
+    assert not any(k.worker_failed for k in kept)
+    assert multiprocessing.active_children() == []
 
 
 def test_leaving_the_loop_early_stops_the_workers() -> None:

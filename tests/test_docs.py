@@ -220,8 +220,12 @@ def test_schema_page_shows_defaults_unknown_keywords_and_ref_links() -> None:
         }
     }
     page = schema_reference.render_page("x.json", schemas)
-    assert '| `a` | `integer` | yes | `3` | `x-unit`: `"ns"` | A \\| b. |' in page
-    assert "| `b` | [B](#b) |  |  |  | The B. |" in page
+    row = (
+        "| `a` | `integer` | yes | A \\| b.<br>**Default:** `3`"
+        '<br>**Constraints:** `x-unit`: `"ns"` |'
+    )
+    assert row in page
+    assert "| `b` | [B](#b) |  | The B. |" in page
     assert "## B { #b }" in page
     assert 'one of `"p"`, `"q"`' in page
 

@@ -128,14 +128,14 @@ def _rows(
     for name, prop in node.get("properties", {}).items():
         field = f"{prefix}{name}"
         description = prop.get("description") or _described(prop, schemas, current)
-        default = _code(prop["default"]) if "default" in prop else ""
+        rules = [f"**Default:** {_code(prop['default'])}"] if "default" in prop else []
+        if constraints := _constraints(prop):
+            rules.append("**Constraints:** " + "; ".join(constraints))
         cells = [
             f"`{field}`",
             _type(prop, schemas),
             "yes" if name in required else "",
-            default,
-            "<br>".join(_constraints(prop)),
-            _cell(description),
+            "<br>".join([_cell(description), *rules]).removeprefix("<br>"),
         ]
         rows.append("| " + " | ".join(cells) + " |")
         if "properties" in prop:
@@ -169,8 +169,8 @@ def _section(
     lines += ["  \n".join(summary), ""]
     if "properties" in node:
         lines += [
-            "| Field | Type | Required | Default | Constraints | Description |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "| Field | Type | Required | Description |",
+            "| --- | --- | --- | --- |",
             *_rows(node, schemas, current),
             "",
         ]

@@ -2,8 +2,9 @@
 
 Examples run in a scratch folder that links the repository's tests/, schemas/ and
 benchmarks/, so commands read the same files a reader of a clone has and write nowhere in
-the tree. The blocks of one page run in order and share that folder (and, for Python, one
-namespace), as a reader following the page would.
+the tree. The blocks of one page run in order and share that folder, as a reader following
+the page would; each Python block runs in an interpreter of its own. Pages are read as
+mkdocs renders them, with their snippet includes pasted in (line numbers count the result).
 """
 
 from __future__ import annotations
@@ -32,7 +33,16 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 HOOKS = DOCS / "hooks"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if HOOKS not in p.parents)
-ALL_BLOCKS = [block for page in PAGES for block in blocks(page.read_text("utf-8"), page)]
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"$', re.MULTILINE)
+
+
+def _source(page: Path) -> str:
+    """The page as mkdocs renders it: pymdownx.snippets includes pasted in."""
+    text = page.read_text("utf-8")
+    return SNIPPET.sub(lambda m: (ROOT / m["path"]).read_text("utf-8"), text)
+
+
+ALL_BLOCKS = [block for page in PAGES for block in blocks(_source(page), page)]
 SHELLS = {"sh", "bash"}
 EXAMPLE = ROOT / "tests" / "fixtures" / "liger-jsd-forward-torch-b200.json"
 # The modules the API reference documents, and the page of each.
@@ -76,9 +86,14 @@ def _bash(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _run(block: Block, namespace: dict[str, Any], cwd: Path) -> None:
+def _run(block: Block, cwd: Path) -> None:
     if block.language in {"python", "py"}:
-        exec(compile(block.code, block.where, "exec"), namespace)  # noqa: S102 (the docs' own code)
+        # Each block in a fresh interpreter, as a reader would paste it: no state leaks
+        # between blocks or from other tests (an imported kernel, an environment variable).
+        script = cwd / f"_{block.path.stem}_{block.line}.py"
+        script.write_text(block.code, "utf-8")
+        done = _bash(f"{shlex.quote(sys.executable)} {script.name}", cwd)
+        assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stderr}"
     elif block.language in SHELLS:
         done = _bash(block.code, cwd)
         assert done.returncode == 0, f"{block.where}: exit {done.returncode}\n{done.stderr}"
@@ -111,13 +126,12 @@ def _page_params() -> list[Any]:
 @pytest.mark.parametrize(("page", "gpu_line"), _page_params())
 def test_page_examples_run(page: Path, gpu_line: int | None, workspace: Path) -> None:
     """Each page's unmarked examples run in order; a GPU example runs alone, on a GPU."""
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
     ran = 0
     for block in ALL_BLOCKS:
         if block.path != page or block.language not in RUNNABLE:
             continue
         if (gpu_line is None and block.mark is None) or block.line == gpu_line:
-            _run(block, namespace, workspace)
+            _run(block, workspace)
             ran += 1
     assert ran
 

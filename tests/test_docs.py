@@ -220,6 +220,7 @@ def test_console_output_before_a_command_is_an_error() -> None:
 
 
 def test_schema_page_shows_defaults_unknown_keywords_and_ref_links() -> None:
+    """Keywords the renderer has no words for are shown as JSON, never dropped."""
     schemas = {
         "x.json": {
             "$id": "https://example.com/x.json",
@@ -229,6 +230,8 @@ def test_schema_page_shows_defaults_unknown_keywords_and_ref_links() -> None:
             "properties": {
                 "a": {"type": "integer", "default": 3, "description": "A | b.", "x-unit": "ns"},
                 "b": {"$ref": "#/$defs/B"},
+                "m": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 5}},
+                "e": {"type": "string", "examples": ["z"], "allOf": [{"minLength": 1}]},
             },
             "$defs": {"B": {"description": "The B.", "type": "string", "enum": ["p", "q"]}},
         }
@@ -240,6 +243,11 @@ def test_schema_page_shows_defaults_unknown_keywords_and_ref_links() -> None:
     )
     assert row in page
     assert "| `b` | [B](#b) |  | The B. |" in page
+    assert (
+        "| `m` | map of string to `string` |  | **Constraints:** values: at most 5 characters |"
+        in page
+    )
+    assert '**Constraints:** `examples`: `["z"]`; `allOf`: `[{"minLength": 1}]` |' in page
     assert "## B { #b }" in page
     assert 'one of `"p"`, `"q"`' in page
 

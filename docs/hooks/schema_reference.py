@@ -16,8 +16,8 @@ __all__ = ["page_path", "render_page", "self_contained_schema"]
 _STRUCTURE = frozenset(
     {
         "$schema", "$id", "$ref", "$defs", "title", "description", "type", "properties",
-        "required", "items", "additionalProperties", "anyOf", "oneOf", "allOf", "default",
-        "examples", "if", "then", "else",
+        "required", "items", "additionalProperties", "anyOf", "oneOf", "default",
+        "if", "then", "else",
     }
 )  # fmt: skip
 _WORDS = {
@@ -111,6 +111,10 @@ def _constraints(node: dict[str, Any]) -> list[str]:
             found.append("keys: " + "; ".join(_constraints(value)))
         else:
             found.append(f"`{key}`: {_code(value)}")
+    for key, word in (("additionalProperties", "values"), ("items", "items")):
+        inner = node.get(key)
+        if isinstance(inner, dict) and "$ref" not in inner and (rules := _constraints(inner)):
+            found.append(f"{word}: " + "; ".join(rules))
     found.extend(
         f"if {_type(option, schemas={})}: " + "; ".join(inner)
         for option in node.get("anyOf", []) + node.get("oneOf", [])

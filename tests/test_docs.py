@@ -26,6 +26,7 @@ import referencing
 import yaml
 from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, matches
 
+from kernelindex_sdk import _semantic
 from kernelindex_sdk._cli import _parser
 from kernelindex_sdk._schemas import load_schemas
 
@@ -56,6 +57,7 @@ API_PAGES = {
 }
 
 sys.path.insert(0, str(HOOKS))
+import checks_reference  # noqa: E402
 import cli_reference  # noqa: E402
 import schema_reference  # noqa: E402
 
@@ -261,6 +263,20 @@ def test_schema_links_reject_refs_they_cannot_place() -> None:
 def test_cli_page_refuses_an_exit_status_without_a_meaning() -> None:
     with pytest.raises(ValueError, match="EXIT_TIMEOUT"):
         cli_reference.render_page(_parser(), {"EXIT_OK": 0, "EXIT_TIMEOUT": 3})
+
+
+def test_checks_page_refuses_a_check_without_a_docstring() -> None:
+    def check_nothing(view: object) -> list[object]:
+        return []
+
+    with pytest.raises(ValueError, match="check_nothing"):
+        checks_reference.render_page([check_nothing], _semantic.DIGEST_CHECK)
+
+
+def test_site_lists_every_semantic_check(site: Path) -> None:
+    html = _page(site, "reference/checks")
+    for check in (*_semantic.CHECKS, _semantic.DIGEST_CHECK):
+        assert f"<code>{check.__name__}</code>" in html, check.__name__
 
 
 def test_cli_walk_finds_new_subcommands() -> None:

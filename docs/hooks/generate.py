@@ -1,7 +1,8 @@
 """mkdocs hook: generate the reference pages from the code at every build.
 
 Adds to the site, without writing into docs/: one page per schema file, the schema files
-themselves and a self-contained schema to download, and the command-line reference.
+themselves and a self-contained schema to download, the semantic checks, and the
+command-line reference.
 The API pages (docs/reference/api/) are mkdocstrings directives, rendered from the
 docstrings by the plugin.
 """
@@ -16,12 +17,13 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from kernelindex_sdk import _schemas
+from kernelindex_sdk import _schemas, _semantic
 from kernelindex_sdk._cli import _common, _parser
 
 # mkdocs loads a hook by file path: its sibling modules are importable only from here.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import checks_reference
 import cli_reference
 import schema_reference
 
@@ -46,6 +48,9 @@ def generated_pages() -> dict[str, str]:
         name: getattr(_common, name) for name in _common.__all__ if name.startswith("EXIT_")
     }
     pages["reference/cli.md"] = cli_reference.render_page(_parser(), exit_codes)
+    pages["reference/checks.md"] = checks_reference.render_page(
+        _semantic.CHECKS, _semantic.DIGEST_CHECK
+    )
     return pages
 
 

@@ -17,15 +17,18 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from kernelindex_sdk import _schemas, _semantic
-from kernelindex_sdk._cli import _common, _parser
-
 # mkdocs loads a hook by file path: its sibling modules are importable only from here.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The tree's own src/ comes first, so the site documents this checkout even where another
+# version of the package is installed (mkdocstrings reads src/ too: mkdocs.yml).
+_HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(_HERE), str(_HERE.parents[1] / "src")]
 
-import checks_reference
-import cli_reference
-import schema_reference
+import checks_reference  # noqa: E402
+import cli_reference  # noqa: E402
+import schema_reference  # noqa: E402
+
+from kernelindex_sdk import _schemas, _semantic  # noqa: E402
+from kernelindex_sdk._cli import _common, _parser  # noqa: E402
 
 __all__ = ["on_files"]
 

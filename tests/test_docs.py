@@ -145,6 +145,9 @@ def test_every_runnable_block_is_run_or_marked() -> None:
             assert block.language in RUNNABLE, (
                 f"{block.where}: a mark on a {block.language!r} block"
             )
+        if block.language in RUNNABLE and block.mark != "install":
+            # Running an install would change the environment the tests run in.
+            assert "pip install" not in block.code, f"{block.where}: mark it docs-test: install"
     assert sum(b.language in RUNNABLE and b.mark is None for b in ALL_BLOCKS) >= 20
 
 

@@ -172,6 +172,8 @@ class CsvFile:
             header = next(reader, [])
         except csv.Error as err:
             raise self._unsupported(f"header is not CSV: {err}") from None
+        if not header:
+            raise self._unsupported(f"the file is empty; expected a {self.kind} header")
         names = tuple(h.strip(BLANKS) for h in header)
         if any(_undecoded(h) for h in names):
             raise self._unsupported("header is not UTF-8")

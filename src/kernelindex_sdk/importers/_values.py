@@ -23,6 +23,7 @@ __all__ = [
     "SAFE_INT",
     "check_parameter",
     "parse_config",
+    "parse_float",
     "parse_number",
 ]
 
@@ -45,6 +46,35 @@ def _loose(text: str) -> bool:
     return True
 
 
+def _check_grammar(text: str, what: str) -> bool:
+    """Whether ``text`` is a CSV number; False for no number at all; raises for a loose one."""
+    if _NUMBER.match(text):
+        return True
+    if _loose(text):
+        raise ValueError(
+            f"{what} is not a CSV number: {short_repr(text)} (expected ASCII digits,"
+            " optionally with a sign, '.', and an exponent)"
+        )
+    return False
+
+
+def parse_float(text: str, what: str) -> float | None:
+    """Read ``text`` as a CSV number into a finite float (a measured value).
+
+    Returns:
+        The number, or None when ``text`` is no number at all (not even a loose one).
+
+    Raises:
+        ValueError: for a loose number Python would read, or one beyond the float range.
+    """
+    if not _check_grammar(text, what):
+        return None
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{what} {short_repr(text)} is beyond the float range")
+    return value
+
+
 def parse_number(text: str, what: str) -> int | float | None:
     """Read ``text`` as a CSV number: an int when integral and safe, else a float.
 
@@ -59,12 +89,7 @@ def parse_number(text: str, what: str) -> int | float | None:
         ValueError: for a loose number Python would read (``1_024``, ``١٠٢٤``, ``nan``), a
             number beyond the float range, or an integer beyond 2^53 - 1.
     """
-    if not _NUMBER.match(text):
-        if _loose(text):
-            raise ValueError(
-                f"{what} is not a CSV number: {short_repr(text)} (expected ASCII digits,"
-                " optionally with a sign, '.', and an exponent)"
-            )
+    if not _check_grammar(text, what):
         return None
     if _INTEGER.match(text):
         digits = text.lstrip("+-").lstrip("0")

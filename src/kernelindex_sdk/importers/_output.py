@@ -32,32 +32,39 @@ def _stat(path: str) -> os.stat_result:
         raise InputError(source=path, reason=err.strerror or str(err)) from err
 
 
-def check_inputs(sources: Sequence[str], out: str) -> None:
+def check_inputs(sources: Sequence[str], out: str) -> list[str]:
     """Check that every input can be read and that ``out`` is none of them.
 
+    Returns:
+        The inputs in order, each file once: a path given twice, or two paths (links)
+        to one file, is one input.
+
     Raises:
-        InputError: for a missing, unreadable or directory input, and for an output that
-            is the same file as an input (by device and inode, so links count too).
+        InputError: for a missing, unreadable or directory input, for an output that is
+            a directory, and for an output that is the same file as an input (by device
+            and inode, so links count too).
     """
-    identities = {}
+    identities: dict[tuple[int, int], str] = {}
     for source in sources:
         info = _stat(source)
         if stat.S_ISDIR(info.st_mode):
             raise InputError(source=source, reason="is a directory, expected a CSV file")
         if not os.access(source, os.R_OK):
             raise InputError(source=source, reason="permission denied")
-        identities[(info.st_dev, info.st_ino)] = source
-    if out == STDIN:
-        return
-    try:
-        info = os.stat(out)
-    except OSError:
-        return  # not there yet: it cannot be an input
-    same = identities.get((info.st_dev, info.st_ino))
-    if same is not None:
-        raise InputError(
-            source=out, reason=f"the output is the input {same!r}; refusing to write onto it"
-        )
+        identities.setdefault((info.st_dev, info.st_ino), source)
+    if out != STDIN:
+        try:
+            target = os.stat(out)
+        except OSError:
+            return list(identities.values())  # not there yet: it cannot be an input
+        if stat.S_ISDIR(target.st_mode):
+            raise InputError(source=out, reason="is a directory, expected a JSON Lines file")
+        same = identities.get((target.st_dev, target.st_ino))
+        if same is not None:
+            raise InputError(
+                source=out, reason=f"the output is the input {same!r}; refusing to write onto it"
+            )
+    return list(identities.values())
 
 
 def existing_records(out: str) -> list[Any]:

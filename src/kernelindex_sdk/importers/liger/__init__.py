@@ -143,10 +143,11 @@ def import_files(
 ) -> ImportSummary:
     """Import Liger-Kernel CSVs into a JSON Lines file, appending record by record.
 
-    Every input is opened before the output is touched, and the output is created only
-    when the first record is written. An output that already holds records is extended:
-    its names stay taken, and rows whose run it already holds are skipped (counted in
-    the summary), so importing the same CSV twice writes each record once.
+    Every input is checked before the output is touched (a file named twice is read
+    once), and the output is created only when the first record is written. An output
+    that already holds records is extended: its names stay taken, and rows whose run it
+    already holds are skipped (counted in the summary), so importing the same CSV twice
+    writes each record once.
 
     Args:
         paths: The CSV files.
@@ -159,10 +160,9 @@ def import_files(
 
     Raises:
         InputError: when an input cannot be opened or read, when ``out`` is one of the
-            inputs, or when ``out`` cannot be read or written.
+            inputs or a directory, or when ``out`` cannot be read or written.
     """
-    sources = [str(p) for p in paths]
-    _output.check_inputs(sources, str(out))
+    sources = _output.check_inputs([str(p) for p in paths], str(out))
     rejected = skipped = 0
 
     def report(error: UnsupportedSourceError) -> None:

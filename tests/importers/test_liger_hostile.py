@@ -9,13 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _liger_csv import EXAMPLE_ROW, csv_text, row, write_csv
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.documents import validate_paths
 from kernelindex_sdk.errors import UnsupportedSourceError
 from kernelindex_sdk.importers import _csvfile, liger
-
-from _liger_csv import EXAMPLE_ROW, csv_text, row, write_csv
 
 DEEP_ARRAY = "[" * 5000 + "]" * 5000
 DEEP_OBJECT = '{"a":' * 5000 + "1" + "}" * 5000
@@ -59,7 +58,7 @@ def test_one_bad_row_costs_only_itself(tmp_path: Path, bad: dict[str, str], reas
 
 def test_without_on_error_a_bad_row_raises_a_kernelindex_error(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "rows.csv", [row(extra_benchmark_config_str=DEEP_ARRAY)])
-    with pytest.raises(UnsupportedSourceError, match="rows.csv:2: .* nested too deeply"):
+    with pytest.raises(UnsupportedSourceError, match=r"rows\.csv:2: .* nested too deeply"):
         list(liger.read(path))
 
 

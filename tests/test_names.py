@@ -58,7 +58,8 @@ def test_text_with_nothing_left_still_gets_a_name(text: str) -> None:
 
 def test_symbols_and_non_ascii_letters_get_a_hash_that_keeps_texts_apart() -> None:
     plain, plus = _names.name("c"), _names.name("c++")
-    assert plus.startswith("c-") and plus != plain
+    assert plus.startswith("c-")
+    assert plus != plain
     assert _names.name("Über GPU") != _names.name("uber gpu")
     assert _names.name("Über GPU").startswith("uber-gpu-")
     assert _names.name("@@@") != _names.name("###")

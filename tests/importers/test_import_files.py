@@ -158,3 +158,28 @@ def test_cli_prints_bad_rows_warnings_and_the_summary(tmp_path: Path) -> None:
         f"warning: {source}:4: unknown GPU 'Acme 9000': imported without architecture",
         "imported 2 row(s); 1 rejected",
     ]
+
+
+def test_single_documents_in_the_output_take_their_names_too(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    liger.import_files([write_csv(tmp_path / "a.csv", [row(gpu_name="nvidia b200")])], out)
+    environment = json.loads(out.read_text())["environment"]
+    out.write_text(json.dumps(environment) + "\n")
+    liger.import_files([write_csv(tmp_path / "b.csv", [EXAMPLE_ROW])], out)
+    names = [
+        json.loads(line).get("environment", {}).get("metadata", {}).get("name")
+        for line in out.open()
+    ]
+    assert names[1] is not None
+    assert names[1].startswith("liger-bench-nvidia-b200-")
+
+
+def test_read_files_skips_runs_of_existing_models(tmp_path: Path) -> None:
+    source = write_csv(tmp_path / "a.csv", [EXAMPLE_ROW, row(y_value_50="2.29")])
+    [first, _] = liger.read(source)
+    skipped: list[tuple[str, int]] = []
+    again = list(
+        liger.read_files([source], existing=[first], on_skip=lambda s, n: skipped.append((s, n)))
+    )
+    assert skipped == [(str(source), 2)]
+    assert [b.run.metadata.name for b in again] == [first.run.metadata.name + "-2"]

@@ -123,9 +123,7 @@ def _read_one(
                     if on_skip is not None:
                         on_skip(source, record.line)
                     continue
-                run["metadata"]["name"] = converter.namespace.run(
-                    run["metadata"]["name"], run["spec"]
-                )
+                run["metadata"]["name"] = converter.namespace.run(run["metadata"]["name"])
                 yield load_record(doc, validate=False)
     except UnsupportedSourceError as err:
         # The file as a whole (its encoding, header, a line without end).

@@ -4,6 +4,10 @@ One run, one process: the same 2,500 rows (the fixture subset repeated) through
 - csv.DictReader alone: parsing only, the floor no importer goes under;
 - kernelindex_sdk.importers.liger.read(): parse, convert, digest, validate and build
   the models of every row (what `kernelindex import liger` does before writing);
+- liger.import_files(): the same, written to a new JSON Lines file (what
+  `kernelindex import liger -o FILE` does);
+- liger.import_files() again into that file: every row is converted and then skipped,
+  since the file already holds its run (the cost of a re-import);
 - the same, then every record validated again with its digests verified, as
   `kernelindex validate --verify-digests` does on the written JSON Lines.
 Goal: importing and validating 2,500 rows in <= 2 s on the developers' machine kind.
@@ -65,6 +69,13 @@ def main() -> int:
         def import_rows() -> None:
             assert sum(1 for _ in liger.read(source)) == ROWS
 
+        def import_into_new_file() -> None:
+            out.unlink(missing_ok=True)
+            assert liger.import_files([source], out).imported == ROWS
+
+        def reimport_into_same_file() -> None:
+            assert liger.import_files([source], out).skipped == ROWS
+
         def import_write_and_verify() -> None:
             out.unlink(missing_ok=True)
             with JSONLinesWriter(out) as writer:
@@ -75,6 +86,10 @@ def main() -> int:
         results = {
             "csv.DictReader only": best_of(args.runs, parse_only),
             "liger.read() (convert, digest, validate, models)": best_of(args.runs, import_rows),
+            "liger.import_files() into a new file": best_of(args.runs, import_into_new_file),
+            "liger.import_files() again (every row skipped)": best_of(
+                args.runs, reimport_into_same_file
+            ),
             "liger.read() + write JSON Lines + validate --verify-digests": best_of(
                 args.runs, import_write_and_verify
             ),

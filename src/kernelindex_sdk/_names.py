@@ -40,9 +40,10 @@ def slug(text: str) -> str:
     Returns:
         A string of ``[a-z0-9]`` runs joined by single ``-``, or ``""``.
     """
-    folded = unicodedata.normalize("NFKD", text)
-    ascii_only = "".join(c if c.isascii() else " " for c in folded if not unicodedata.combining(c))
-    return _NOT_ALNUM.sub("-", ascii_only.lower()).strip("-")
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text)
+        text = "".join(c if c.isascii() else " " for c in folded if not unicodedata.combining(c))
+    return _NOT_ALNUM.sub("-", text.lower()).strip("-")
 
 
 def is_name(text: str) -> bool:

@@ -4,7 +4,7 @@ A name is what the schema's ``Name`` allows: ASCII lowercase letters, digits and
 starting and ending with a letter or digit, at most 253 characters. Text becomes a name
 by lowercasing it and turning every run of other characters into one ``-``. Letter case
 and the choice of separator (whitespace, ``-``, ``_``, ``.``, ``/``, ``:``) are the only
-information this may drop: when it drops more (a symbol, a non-ASCII letter, a whole part)
+information this may drop: when it drops more (a symbol, a non-ASCII letter)
 or the name is cut to fit, a short hash of the original parts is appended, so that texts
 which differ in more than case and separators keep different names.
 """

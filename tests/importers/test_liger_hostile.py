@@ -121,6 +121,7 @@ def test_excel_byte_order_mark_is_accepted(tmp_path: Path) -> None:
         (csv_text([EXAMPLE_ROW]).encode("utf-16-le"), "NUL characters"),
         (csv_text([EXAMPLE_ROW]).encode().replace(b"gpu_name", b"gpu\xff"), "header is not UTF-8"),
         (b"", "the file is empty"),
+        (b"\r\n" + csv_text([EXAMPLE_ROW]).encode(), "line 1 holds no header"),
         (b"a,b\n1,2\n", "not a Liger-Kernel benchmark CSV: no column kernel_name"),
         (csv_text([]).encode().replace(b"\r\n", b",x_value\r\n"), "repeats column 'x_value'"),
         (b'"kernel_name\n', "header is not CSV"),

@@ -3,8 +3,9 @@
 The file is UTF-8, with or without the byte order mark Excel writes. Each record is
 decoded on its own: invalid UTF-8, a field over the csv module's limit, a wrong number of
 fields or broken quoting make that record bad (with its first line), and reading goes on.
-Only what leaves no records to read is a file-level failure: an unreadable file, a
-UTF-16 or UTF-32 file, a header that is not the expected one, a line without end.
+Only what leaves no records to read fails the file: a UTF-16 or UTF-32 file, a header
+that is not the expected one, a line without end (the last thing ``records()`` yields),
+and a file that cannot be opened or read (InputError).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import IO, Final
 
 import attrs
 
-from ..errors import InputError, UnsupportedSourceError
+from ..errors import InputError
 
 __all__ = ["MAX_LINE_CHARS", "BadRecord", "CsvFile", "Record"]
 
@@ -46,10 +47,18 @@ class Record:
 
 @attrs.frozen
 class BadRecord:
-    """A CSV record that cannot be read: its first line and why."""
+    """A CSV record that cannot be read, its first line and why; or, with ``ends_file``,
+    a failure of the whole file (its encoding, its header, a line without end) after
+    which nothing more is read."""
 
     line: int
     reason: str
+    ends_file: bool = False
+
+
+class _FileError(Exception):
+    def __init__(self, reason: str, line: int = 1) -> None:
+        self.reason, self.line = reason, line
 
 
 class _LineTooLongError(Exception):
@@ -82,9 +91,7 @@ class CsvFile:
     """One CSV file opened for reading; use as a context manager.
 
     Raises:
-        InputError: when the file cannot be opened or read.
-        UnsupportedSourceError: for a UTF-16 or UTF-32 file, a header that lacks one of
-            ``columns`` or repeats a column, or a line longer than ``MAX_LINE_CHARS``.
+        InputError: when the file cannot be opened.
     """
 
     source: str
@@ -92,6 +99,7 @@ class CsvFile:
     #: What the columns make the file, for the message when one is missing.
     kind: str = "CSV"
     _handle: IO[str] | None = None
+    _encoding: str | None = None
     _header: tuple[str, ...] = ()
 
     def __enter__(self) -> CsvFile:
@@ -100,13 +108,10 @@ class CsvFile:
             head = raw.peek(4)[:4]
         except OSError as err:
             raise InputError(source=self.source, reason=err.strerror or str(err)) from err
-        for bom, encoding in _BOMS:
-            if head.startswith(bom):
-                raw.close()
-                raise self._unsupported(f"the file is {encoding} text; expected UTF-8")
+        self._encoding = next((name for bom, name in _BOMS if head.startswith(bom)), None)
         # utf-8-sig drops Excel's byte order mark; surrogateescape keeps bad bytes for
-        # the record that holds them instead of failing the whole read.
-        # Closed in __exit__, with the file under it.
+        # the record that holds them instead of failing the whole read. The wrapper
+        # closes the file under it in __exit__.
         self._handle = io.TextIOWrapper(
             raw, encoding="utf-8-sig", errors="surrogateescape", newline=""
         )
@@ -116,25 +121,27 @@ class CsvFile:
         if self._handle is not None:
             self._handle.close()
 
-    def _unsupported(self, reason: str, line: int | None = 1) -> UnsupportedSourceError:
-        return UnsupportedSourceError(source=self.source, line=line, reason=reason)
-
     def records(self) -> Iterator[Record | BadRecord]:
         """Yield every record after the header, good or bad, in file order.
 
+        A failure of the whole file is yielded last, as a BadRecord with ``ends_file``.
+
         Raises:
             InputError: when reading fails.
-            UnsupportedSourceError: for a bad header or a line without end.
         """
         if self._handle is None:
             raise RuntimeError("CsvFile.records() outside its with block")
+        if self._encoding is not None:
+            yield BadRecord(1, f"the file is {self._encoding} text; expected UTF-8", True)
+            return
         reader = csv.reader(_lines(self._handle), strict=True)
         try:
             yield from self._read(reader)
+        except _FileError as err:
+            yield BadRecord(err.line, err.reason, ends_file=True)
         except _LineTooLongError as err:
-            raise self._unsupported(
-                f"line longer than {MAX_LINE_CHARS} characters; stopped reading", err.line
-            ) from None
+            reason = f"line longer than {MAX_LINE_CHARS} characters; stopped reading"
+            yield BadRecord(err.line, reason, ends_file=True)
         except OSError as err:
             raise InputError(source=self.source, reason=err.strerror or str(err)) from err
 
@@ -155,11 +162,10 @@ class CsvFile:
             line = reader.line_num  # type: ignore[attr-defined]
             if not fields:
                 continue  # a blank line
-            bad = next(filter(None, map(_undecoded, fields)), None)
-            if bad is not None:
-                column = next(i for i, f in enumerate(fields) if _undecoded(f))
+            column = next((i for i, f in enumerate(fields) if _undecoded(f)), None)
+            if column is not None:
                 where = self._header[column] if column < width else f"field {column + 1}"
-                yield BadRecord(start, f"{where} is not UTF-8: bytes {bad}")
+                yield BadRecord(start, f"{where} is not UTF-8: bytes {_undecoded(fields[column])}")
             elif len(fields) != width:
                 yield BadRecord(
                     start, f"expected {width} fields as in the header, found {len(fields)}"
@@ -171,20 +177,21 @@ class CsvFile:
         try:
             header = next(reader, [])
         except csv.Error as err:
-            raise self._unsupported(f"header is not CSV: {err}") from None
+            raise _FileError(f"header is not CSV: {err}") from None
         if not header:
-            raise self._unsupported(f"the file is empty; expected a {self.kind} header")
+            empty = reader.line_num == 0  # type: ignore[attr-defined]
+            raise _FileError("the file is empty" if empty else "line 1 holds no header")
         names = tuple(h.strip(BLANKS) for h in header)
         if any(_undecoded(h) for h in names):
-            raise self._unsupported("header is not UTF-8")
+            raise _FileError("header is not UTF-8")
         if any("\0" in h for h in names):
-            raise self._unsupported("header holds NUL characters (UTF-16 without a BOM?)")
+            raise _FileError("header holds NUL characters (UTF-16 without a BOM?)")
         repeated = sorted({h for h in names if names.count(h) > 1})
         if repeated:
-            raise self._unsupported(f"header repeats column {', '.join(map(repr, repeated))}")
+            raise _FileError(f"header repeats column {', '.join(map(repr, repeated))}")
         missing = [c for c in self.columns if c not in names]
         if missing:
-            raise self._unsupported(f"not a {self.kind}: no column {', '.join(missing)}")
+            raise _FileError(f"not a {self.kind}: no column {', '.join(missing)}")
         return names
 
     @staticmethod

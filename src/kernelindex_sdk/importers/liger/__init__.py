@@ -100,36 +100,24 @@ def _read_one(
             raise error from cause
         on_error(error)
 
-    try:
-        with CsvFile(source, COLUMNS, kind="Liger-Kernel benchmark CSV") as csv_file:
-            for record in csv_file.records():
-                if isinstance(record, BadRecord):
-                    fail(
-                        UnsupportedSourceError(
-                            source=source, line=record.line, reason=record.reason
-                        )
-                    )
-                    continue
-                try:
-                    doc = _convert(converter, record.fields, f"{source}:{record.line}")
-                except _ROW_ERRORS as err:
-                    reason = str(err).replace("\n", "; ")
-                    fail(
-                        UnsupportedSourceError(source=source, line=record.line, reason=reason), err
-                    )
-                    continue
-                run = doc["run"]
-                if converter.namespace.already_written(run["spec"]):
-                    if on_skip is not None:
-                        on_skip(source, record.line)
-                    continue
-                run["metadata"]["name"] = converter.namespace.run(run["metadata"]["name"])
-                yield load_record(doc, validate=False)
-    except UnsupportedSourceError as err:
-        # The file as a whole (its encoding, header, a line without end).
-        if on_error is None or err.source != source:
-            raise
-        on_error(err)
+    with CsvFile(source, COLUMNS, kind="Liger-Kernel benchmark CSV") as csv_file:
+        for record in csv_file.records():
+            if isinstance(record, BadRecord):
+                fail(UnsupportedSourceError(source=source, line=record.line, reason=record.reason))
+                continue
+            try:
+                doc = _convert(converter, record.fields, f"{source}:{record.line}")
+            except _ROW_ERRORS as err:
+                reason = str(err).replace("\n", "; ")
+                fail(UnsupportedSourceError(source=source, line=record.line, reason=reason), err)
+                continue
+            run = doc["run"]
+            if converter.namespace.already_written(run["spec"]):
+                if on_skip is not None:
+                    on_skip(source, record.line)
+                continue
+            run["metadata"]["name"] = converter.namespace.run(run["metadata"]["name"])
+            yield load_record(doc, validate=False)
 
 
 def import_files(

@@ -185,21 +185,25 @@ def check_parameter(key: str, value: Any, where: str) -> str | bool | int | floa
         return value
     if isinstance(value, int):
         if abs(value) > SAFE_INT:
-            raise ValueError(f"{where}: {key!r} is {value}, beyond 2^53 - 1 (not exact in JSON)")
+            raise ValueError(
+                f"{where}: {short_repr(key)} is {value}, beyond 2^53 - 1 (not exact in JSON)"
+            )
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{where}: {key!r} is {value!r}, which JSON cannot carry")
+            raise ValueError(f"{where}: {short_repr(key)} is {value!r}, which JSON cannot carry")
         if value.is_integer():
             if abs(value) > SAFE_INT:
-                raise ValueError(f"{where}: {key!r} is {value!r}, beyond 2^53 - 1")
+                raise ValueError(f"{where}: {short_repr(key)} is {value!r}, beyond 2^53 - 1")
             return int(value)
         return value
     if isinstance(value, str):
         if len(value) > _MAX_STRING:
-            raise ValueError(f"{where}: {key!r} is a string over {_MAX_STRING} characters")
+            raise ValueError(
+                f"{where}: {short_repr(key)} is a string over {_MAX_STRING} characters"
+            )
         return value
     kind = {type(None): "null", list: "an array", dict: "an object"}.get(type(value), "a value")
     raise ValueError(
-        f"{where}: {key!r} is {kind}; a workload parameter is a string, number or boolean"
+        f"{where}: {short_repr(key)} is {kind}; a workload parameter is a string, number or boolean"
     )

@@ -130,8 +130,8 @@ class Row:
             if key == self.x_name:
                 if checked != x_value or type(checked) is not type(x_value):
                     raise ValueError(
-                        f"x_name {key!r} is {short_repr(x_value)} but"
-                        f" extra_benchmark_config_str has {key!r}: {short_repr(checked)}"
+                        f"x_name {short_repr(key)} is {short_repr(x_value)} but"
+                        f" extra_benchmark_config_str has {short_repr(key)}: {short_repr(checked)}"
                     )
                 continue
             parameters[key] = checked

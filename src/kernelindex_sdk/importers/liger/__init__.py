@@ -80,8 +80,9 @@ def read_files(
     Args:
         paths: The CSV files, read in order.
         on_error: As for :func:`read`.
-        existing: Bundles (JSON values) already where the output goes: their names are
-            taken, and a row whose run equals one of their runs is skipped.
+        existing: Records already where the output goes (bundles or single documents,
+            as JSON values or models): their names are taken, and a row whose run spec
+            equals that of one of their runs is skipped, once per such run.
         on_skip: Called with the file and first line of each row skipped as already there.
     """
     converter = Converter(namespace=Namespace.of(existing))

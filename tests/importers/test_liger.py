@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _liger_csv import EXAMPLE_ROW, row, write_csv
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.errors import UnsupportedSourceError
@@ -17,35 +18,6 @@ from kernelindex_sdk.importers.gpus import lookup_gpu
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SUBSET = FIXTURES / "liger" / "all_benchmark_data.subset.csv"
-EXAMPLE_ROW = {
-    "kernel_name": "jsd",
-    "kernel_provider": "torch",
-    "kernel_operation_mode": "forward",
-    "metric_name": "speed",
-    "metric_unit": "ms",
-    "x_name": "BT",
-    "x_label": "total tokens",
-    "x_value": "1024",
-    "y_value_50": "2.2900800704956055",
-    "y_value_20": "2.2883904933929444",
-    "y_value_80": "2.2906303882598875",
-    "extra_benchmark_config_str": '{"vocab_size": 128256, "bsz": 1, "seq_len": 8192}',
-    "gpu_name": "NVIDIA B200",
-    "timestamp": "2026-05-27 17:14:29",
-    "liger_version": "0.8.0",
-}
-
-
-def write_csv(path: Path, rows: list[dict[str, str]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=liger.COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def row(**changes: str) -> dict[str, str]:
-    return {**EXAMPLE_ROW, **changes}
 
 
 def read_rows(tmp_path: Path, *rows: dict[str, str]) -> list[dict[str, Any]]:

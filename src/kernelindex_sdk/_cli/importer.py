@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Convert each row into a bundle (run, protocol, environment) with all four digests,"
             " validated, appended to OUT as JSON Lines record by record. A row that cannot be"
             " converted is reported with its line and reason; the others still convert, and"
-            " the exit status is then 1."
+            " the exit status is then 1. Rows whose run OUT already holds are skipped and"
+            " counted, so importing a CSV again adds nothing twice. OUT may not be an input."
         ),
     )
     liger.add_argument("csv", nargs="+", metavar="CSV")
@@ -31,26 +32,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
     import warnings
 
-    from ..documents import JSONLinesWriter
     from ..importers import liger
 
-    rejected = 0
-
     def report(error: KernelIndexError) -> None:
-        nonlocal rejected
-        rejected += 1
         print(str(error), file=io.stderr)
 
-    imported = 0
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        JSONLinesWriter(args.out, stream=io.stdout) as out,
-    ):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", liger.UnknownGpuWarning)
-        for bundle in liger.read_files(args.csv, on_error=report):
-            out.write(bundle)
-            imported += 1
-    for warning in caught:
-        print(f"warning: {warning.message}", file=io.stderr)
-    print(f"imported {imported} row(s); {rejected} rejected", file=io.stderr)
-    return EXIT_INVALID if rejected else EXIT_OK
+        try:
+            summary = liger.import_files(args.csv, args.out, stream=io.stdout, on_error=report)
+        finally:
+            for warning in caught:
+                print(f"warning: {warning.message}", file=io.stderr)
+    skipped = f"; {summary.skipped} skipped, already in {args.out}" if summary.skipped else ""
+    print(
+        f"imported {summary.imported} row(s); {summary.rejected} rejected{skipped}",
+        file=io.stderr,
+    )
+    return EXIT_INVALID if summary.rejected else EXIT_OK

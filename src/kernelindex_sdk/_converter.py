@@ -16,6 +16,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._messages import short_repr
+from ._schemas import SAFE_INT
 from ._time import format_observed_at, parse_observed_at
 from .models import Scalar
 
@@ -36,6 +37,15 @@ def _structure_number(value: Any, _: Any) -> float:
     # Keep ints as ints so that dump(load(d)) == d and the published bytes stay equal.
     if type(value) not in (int, float):
         raise TypeError(f"expected a number, got {short_repr(value)}")
+    if type(value) is int and not -SAFE_INT <= value <= SAFE_INT:
+        # The published form writes a double of 2^53 or more without a fraction; read it
+        # back as that double, so that load(dumps(m)) == m.
+        try:
+            return float(value)
+        except OverflowError:
+            raise TypeError(
+                f"expected a number within the range of a double, got {short_repr(value)}"
+            ) from None
     return value  # type: ignore[no-any-return]
 
 
@@ -68,8 +78,10 @@ def configure_converter(converter: cattrs.Converter) -> None:
     - Wire names in camelCase (from each field's ``wire`` metadata), attributes in
       snake_case; unknown keys are rejected.
     - Absent optional fields stay absent when dumped; an explicit ``null`` is rejected,
-      since no schema field admits it.
-    - ``observedAt`` is an aware ``datetime``, written in the published UTC form.
+      since no schema field admits it. ``apiVersion`` and ``kind`` default to their
+      constants in the models, are always written, and are checked on load.
+    - ``observedAt`` is an aware ``datetime``, written in the published UTC form; the
+      models hold it in UTC, truncated to milliseconds, as the wire does.
     """
     converter.register_structure_hook(str, _exact(str, "a string"))
     converter.register_structure_hook(int, _exact(int, "an integer"))
@@ -99,10 +111,16 @@ def configure_converter(converter: cattrs.Converter) -> None:
         return make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **renames)
 
     def unstructure_attrs(cls: Any) -> Any:
-        renames: dict[str, Any] = {
-            n: override(rename=w) for n, w in wire_names(cls).items() if n != w
+        # Absent optional fields (default None) stay absent; a constant with a default
+        # (apiVersion, kind) is always written, since the schemas require it.
+        overrides: dict[str, Any] = {
+            a.name: override(
+                rename=wire_names(cls)[a.name],
+                omit_if_default=a.default is None,
+            )
+            for a in attrs.fields(cls)
         }
-        return make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True, **renames)
+        return make_dict_unstructure_fn(cls, converter, **overrides)
 
     converter.register_structure_hook_factory(attrs.has, structure_attrs)
     converter.register_unstructure_hook_factory(attrs.has, unstructure_attrs)

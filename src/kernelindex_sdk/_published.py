@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from ._schemas import SAFE_INT
+from .errors import CanonicalizationError
+
 __all__ = ["ecmascript_number", "published_key", "published_text"]
 
 # The stdlib's escaping with ensure_ascii=False is JSON.stringify's: \" \\ \b \f \n \r
@@ -32,10 +35,22 @@ def ecmascript_number(value: int | float) -> str:
     decimal exponent n (value = 0.d1d2... x 10^n) between -6 and 21 gives positional
     digits (``1e-06`` -> ``0.000001``, ``1e16`` -> ``10000000000000000``); beyond, the
     form is ``d.ddde+x`` / ``de-x`` (``1e21`` -> ``1e+21``). Digits are the shortest that
-    round-trip, which Python's ``repr`` also gives. Integers are written exactly.
+    round-trip, which Python's ``repr`` also gives. Integers within +-(2^53 - 1) are
+    written exactly; larger ones as the nearest double, as any JSON reader reads them.
+
+    Raises:
+        CanonicalizationError: for an integer beyond the largest double.
     """
     if isinstance(value, int):
-        return str(int(value))
+        if -SAFE_INT <= value <= SAFE_INT:
+            return str(int(value))
+        # JSON numbers are doubles to every other reader: write the double a parser reads.
+        try:
+            value = float(value)
+        except OverflowError:
+            raise CanonicalizationError(
+                pointer="", reason=f"integer {value!r} is beyond the largest double"
+            ) from None
     if value == 0:
         return "0"
     sign = "-" if value < 0 else ""

@@ -123,6 +123,9 @@ PUBLISHED: list[tuple[str, str, str]] = [
     ("length in UTF-8 bytes", r'{"\u00e9": 1, "z": 2, "ab": 3}', '{"z":2,"ab":3,"\u00e9":1}'),
     ("key beyond U+FFFF", r'{"\ud83d\ude00": 1, "abcde": 2}', '{"\U0001f600":1,"abcde":2}'),
     ("arrays keep their order", "[3, 1, 2]", "[3,1,2]"),
+    # JavaScript objects enumerate integer-like keys first, in numeric order: a producer
+    # must sort these itself rather than rely on an object's key order.
+    ("integer-like keys sort as text", r'{"10": 1, "9": 2, "a": 3}', r'{"9":2,"a":3,"10":1}'),
     ("integral float has no fraction", r'{"v": 26624.0}', r'{"v":26624}'),
     ("negative zero is 0", r'{"v": -0.0}', r'{"v":0}'),
     ("integer", r'{"v": -5}', r'{"v":-5}'),

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import email
+import json
 import re
 import subprocess
 import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = Path(__file__).parent / "fixtures" / "liger-jsd-forward-torch-b200.json"
@@ -174,3 +177,75 @@ def test_import_loads_neither_torch_nor_triton() -> None:
     }
     assert "kernelindex_sdk" in imported
     assert imported.isdisjoint({"torch", "triton", "numpy"})
+
+
+HOOKS = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+
+
+def test_hooks_manifest_is_valid() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", ".pre-commit-hooks.yaml"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("hook", HOOKS, ids=[h["id"] for h in HOOKS])
+def test_every_hook_sees_all_files_in_one_process(hook: dict[str, Any]) -> None:
+    """pre-commit splits files into parallel batches otherwise: duplicates across batches hide."""
+    assert hook["require_serial"] is True
+
+
+@pytest.mark.parametrize("hook", HOOKS, ids=[h["id"] for h in HOOKS])
+@pytest.mark.parametrize(
+    ("path", "matched"),
+    [
+        ("records/run.json", True),
+        ("records/2026/runs.jsonl", True),
+        ("bench/records/run.JSON", True),
+        ("records/runs.JSONL", True),
+        ("package.json", False),
+        ("tsconfig.json", False),
+        (".vscode/settings.json", False),
+        ("records.json", False),
+        ("my-records/run.json", False),
+        ("records/notes.md", False),
+    ],
+)
+def test_default_files_are_records_folders_only(
+    hook: dict[str, Any], path: str, matched: bool
+) -> None:
+    assert bool(re.search(hook["files"], path)) is matched
+
+
+def test_folder_hook_checks_the_folder_not_the_changed_files() -> None:
+    [hook] = [h for h in HOOKS if h["id"] == "kernelindex-validate-folder"]
+    assert hook["pass_filenames"] is False
+    assert hook["args"] == ["records"]
+    assert hook["entry"] == "kernelindex validate"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("hook_id", ["kernelindex-validate", "kernelindex-validate-folder"])
+def test_hook_finds_every_duplicate_name_across_many_files(tmp_path: Path, hook_id: str) -> None:
+    """40 files, 10 duplicate pairs, and a package.json: all 10 found, package.json ignored."""
+    example = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    (tmp_path / "records").mkdir()
+    for i in range(40):
+        doc = json.loads(json.dumps(example))
+        doc["run"]["metadata"]["name"] = f"run-{i % 30}"
+        (tmp_path / "records" / f"r{i:02d}.json").write_text(json.dumps(doc), "utf-8")
+    (tmp_path / "package.json").write_text('{"name": "x"}', "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook_id, "--all-files"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.count("[duplicate-name]") == 10, result.stdout
+    assert "package.json" not in result.stdout

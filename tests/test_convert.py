@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
+from kernelindex_sdk import _published
 from kernelindex_sdk.errors import CanonicalizationError, TimestampError
 from kernelindex_sdk.models import (
     BenchmarkRun,
@@ -224,6 +225,39 @@ def test_published_form_vector(vector: dict[str, str]) -> None:
 
     assert as_doubles(vector["published"]) == as_doubles(vector["compact"])
     assert as_doubles(vector["compact"]) == as_doubles(vector["input"])
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["description"] for v in VECTORS])
+def test_own_writer_matches_every_vector(vector: dict[str, str]) -> None:
+    """The fallback writer, used when a number's Python text differs, is checked directly."""
+    value = json.loads(vector["input"])
+    assert _published._own_text(value, indent=2) == vector["published"]
+    assert _published._own_text(value, indent=None) == vector["compact"]
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(codec="utf-8")),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.characters(codec="utf-8"), max_size=4), children, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@ROUND_TRIP
+@given(JSON_VALUES)
+def test_stdlib_path_and_own_writer_agree(value: Any) -> None:
+    for indent in (2, None):
+        assert _published.published_text(value, indent=indent) == _published._own_text(
+            value, indent=indent
+        )
 
 
 def test_published_vectors_cover_the_number_grammar() -> None:

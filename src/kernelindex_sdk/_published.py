@@ -92,12 +92,47 @@ def _leaf(node: Any) -> str:
     return ecmascript_number(node)
 
 
+class _NeedsOwnWriterError(Exception):
+    """A number whose Python text differs from ECMAScript's: the stdlib cannot write it."""
+
+
+def _ordered(node: Any) -> Any:
+    # A copy in published key order that the stdlib's C encoder writes exactly as this
+    # module specifies: integral doubles become ints (same text), other floats stay only
+    # when Python's repr is already ECMAScript's (no exponent, no ".0").
+    if isinstance(node, dict):
+        return {k: _ordered(node[k]) for k in sorted(node, key=published_key)}
+    if isinstance(node, (list, tuple)):
+        return [_ordered(child) for child in node]
+    if isinstance(node, float):
+        if node.is_integer() and -SAFE_INT <= node <= SAFE_INT:
+            return int(node)
+        text = repr(node)
+        if "e" in text or text.endswith(".0") or "inf" in text or "nan" in text:
+            raise _NeedsOwnWriterError
+    elif isinstance(node, int) and not isinstance(node, bool) and not -SAFE_INT <= node <= SAFE_INT:
+        raise _NeedsOwnWriterError
+    return node
+
+
 def published_text(value: Any, *, indent: int | None = 2) -> str:
     """Return the published (``indent=2``) or compact (``indent=None``) text of ``value``.
 
     The published form ends with a newline; the compact form is one line without one (a
-    JSON Lines writer adds it).
+    JSON Lines writer adds it). Values whose numbers Python writes as ECMAScript does go
+    through the stdlib's C encoder; the rest through this module's own writer, which
+    tests/test_convert.py checks against the same vectors.
     """
+    try:
+        ordered = _ordered(value)
+    except _NeedsOwnWriterError:
+        return _own_text(value, indent=indent)
+    if indent is None:
+        return json.dumps(ordered, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(ordered, ensure_ascii=False, indent=indent) + "\n"
+
+
+def _own_text(value: Any, *, indent: int | None) -> str:
     parts: list[str] = []
     # Each item is a value to write with its depth, or a literal piece of text.
     stack: list[tuple[Any, int] | str] = [(value, 0)]

@@ -432,6 +432,30 @@ def test_load_errors_on_text_carry_line_and_column(
         ].startswith(repr(value))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"run": {}, "\\ud800": 1}',
+        '{"run": {"kind": "a\\udc00"}}',
+        "[" * 100_000,
+        '{"run": ' * 100_000,
+        b"\xff\xfe{}",
+        pytest.param(
+            "1" * 5000,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="_jsontext.parse raises ValueError; fixed on the validate branch",
+            ),
+        ),
+    ],
+    ids=["surrogate-key", "surrogate", "deep-array", "deep-object", "utf16", "long-int"],
+)
+def test_load_errors_on_hostile_text_are_printable_kernelindex_errors(text: str | bytes) -> None:
+    with pytest.raises(ki.SchemaValidationError) as caught:
+        ki.load_record(text)
+    str(caught.value).encode("utf-8")  # printable: no lone surrogate reaches the message
+
+
 def test_load_errors_on_python_values_are_kernelindex_errors() -> None:
     for doc in (_deep(100_000), _self_containing(), {"run": math.nan}):
         with pytest.raises(ki.SchemaValidationError):

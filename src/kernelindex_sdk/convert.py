@@ -112,10 +112,13 @@ def _load(doc: Any, cls: type[T], kind: str, *, validate: bool, verify_digests: 
             raise SchemaValidationError(problems=problems)
     else:
         value = doc
-        try:
-            check_json_value(value)
-        except CanonicalizationError as err:
-            raise SchemaValidationError(problems=[_json_problem(err)]) from err
+    # Parsed text can hold what no record may (a lone surrogate from a \ud800 escape),
+    # and a Python value anything (NaN, a cycle, deep nesting): refuse both here, with a
+    # printable pointer, before validation or conversion meets them.
+    try:
+        check_json_value(value)
+    except CanonicalizationError as err:
+        raise SchemaValidationError(problems=_locate([_json_problem(err)], text)) from err
     if validate:
         problems = validation.validate(value, kind=kind, text=text, verify_digests=verify_digests)
         if problems:

@@ -9,6 +9,10 @@ recomputable, and an imported Liger bundle, which carries all four digested obje
 - cached: one Draft202012Validator with the registry, built once; then with the digests
   recomputed through rfc8785, the reference implementation.
 
+And the cost of writing the published form, which validates first: kernelindex dumps() of
+a model and of a JSON value, validated and not, beside the stdlib's json.dumps(indent=2)
+(no validation, no key order, Python's number text), the floor any writer pays.
+
     python benchmarks/validate_throughput.py [--out benchmarks/results/validate_throughput.json]
 """
 
@@ -113,6 +117,27 @@ def main() -> int:
                 {"document": label, "validator": name, "documents_per_second": round(per_second)}
             )
             print(f"{label:24} {name:46} {per_second:10.0f} /s", flush=True)
+    writers = []
+    for label, doc in (("published example", example), ("imported Liger bundle", imported)):
+        model = ki.load_record(doc)
+        candidates = {
+            "kernelindex dumps(model)": lambda m=model: ki.dumps(m),
+            "kernelindex dumps(model, validate=False)": lambda m=model: ki.dumps(m, validate=False),
+            "kernelindex dumps(json value)": lambda d=doc: ki.dumps(d),
+            "kernelindex dumps(json value, validate=False)": lambda d=doc: ki.dumps(
+                d, validate=False
+            ),
+            "kernelindex dumps(model, indent=None)": lambda m=model: ki.dumps(m, indent=None),
+            "stdlib json.dumps(json value, indent=2)": lambda d=doc: json.dumps(
+                d, indent=2, ensure_ascii=False
+            ),
+        }
+        for name, fn in candidates.items():
+            per_second = rate(fn, args.seconds)
+            writers.append(
+                {"document": label, "writer": name, "documents_per_second": round(per_second)}
+            )
+            print(f"{label:24} {name:46} {per_second:10.0f} /s", flush=True)
     ours = {(r["document"], r["validator"]): r["documents_per_second"] for r in rows}
     for label in ("published example", "imported Liger bundle"):
         ratio = (
@@ -126,6 +151,7 @@ def main() -> int:
         "cores_used": 1,
         "goals": {"schema_and_semantic_per_second": 20000, "with_digests_per_second": 10000},
         "rows": rows,
+        "writers": writers,
     }
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", "utf-8")

@@ -55,12 +55,15 @@ def _generate_module() -> str:
         enum_field_as_literal=LiteralType.All,
         output_datetime_class=DatetimeClassType.Datetime,
         formatters=[],
+        aliases={"$schema": "schema"},
     )
     if not isinstance(code, str):
         raise TypeError(f"expected one module from the generator, got {type(code).__name__}")
     if _DATACLASS_IMPORT not in code:
         raise RuntimeError("the generator's output no longer imports dataclass; update codegen")
-    code = code.replace(_DATACLASS_IMPORT, "import attrs\n")
+    # Datetime fields normalize through kernelindex_sdk._time (see the template); ruff
+    # drops the import again when no field needs it.
+    code = code.replace(_DATACLASS_IMPORT, "import attrs\n\nfrom .._time import utc_milliseconds\n")
     # Drop the generator's own header (it names the input file and the tool).
     lines = code.splitlines(keepends=True)
     while lines and lines[0].startswith("#"):

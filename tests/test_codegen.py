@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import attrs
@@ -12,6 +13,8 @@ import pytest
 import codegen
 from codegen.__main__ import main
 from kernelindex_sdk import models
+from kernelindex_sdk._schemas import API_VERSION, SCHEMA_FILES, load_schemas
+from kernelindex_sdk._time import utc_milliseconds
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,3 +75,41 @@ def test_models_are_typed_and_documented() -> None:
     assert "content of a run" in doc
     fields = attrs.fields_dict(models.Timing)
     assert fields["latency_ns"].metadata == {"wire": "latencyNs"}
+
+
+TOP_LEVEL = {
+    "BenchmarkRun": models.BenchmarkRun,
+    "BenchmarkProtocol": models.BenchmarkProtocol,
+    "ExecutionEnvironment": models.ExecutionEnvironment,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TOP_LEVEL))
+def test_constants_default_to_their_schema_values(kind: str) -> None:
+    schema = load_schemas()[SCHEMA_FILES[kind]]
+    fields = attrs.fields_dict(TOP_LEVEL[kind])
+    assert fields["kind"].default == schema["properties"]["kind"]["const"] == kind
+    api_version = load_schemas()["common.json"]["$defs"]["ApiVersion"]["const"]
+    assert fields["api_version"].default == api_version == API_VERSION
+
+
+@pytest.mark.parametrize("kind", sorted(TOP_LEVEL))
+def test_wire_order_is_unchanged_with_schema_last(kind: str) -> None:
+    """Defaults do not move fields: apiVersion, kind, metadata, spec, then $schema."""
+    wire = [a.metadata.get("wire", a.name) for a in attrs.fields(TOP_LEVEL[kind])]
+    assert wire == ["apiVersion", "kind", "metadata", "spec", "$schema"]
+
+
+def test_only_constants_and_optional_fields_have_defaults() -> None:
+    for name in CLASSES:
+        for field in attrs.fields(getattr(models, name)):
+            if field.default is not attrs.NOTHING and field.default is not None:
+                assert field.name in {"api_version", "kind"}, (name, field.name)
+
+
+def test_datetime_fields_normalize_to_utc_milliseconds() -> None:
+    field = attrs.fields_dict(models.RunSpec)["observed_at"]
+    assert field.converter is utc_milliseconds
+    plus_one = timezone(timedelta(hours=1))
+    moment = datetime(2026, 1, 1, 0, 30, 0, 999_999, tzinfo=plus_one)
+    assert utc_milliseconds(moment) == datetime(2025, 12, 31, 23, 30, 0, 999_000, timezone.utc)

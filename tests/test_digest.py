@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import digest
+from kernelindex_sdk.errors import CanonicalizationError
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "digests.json").read_text("utf-8"))
 
@@ -82,10 +85,119 @@ def test_metadata_never_enters_a_digest(example: dict[str, Any]) -> None:
     assert ki.validation.compare_digests(example) == before
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), 2**53, -(2**53)])
-def test_values_json_cannot_carry_exactly_are_refused(value: Any) -> None:
-    with pytest.raises(Exception, match=r"."):
-        digest.canonical_bytes({"v": value})
+def _self_containing() -> dict[str, Any]:
+    doc: dict[str, Any] = {"a": {}}
+    doc["a"]["b"] = doc
+    return doc
+
+
+def _deep(depth: int) -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    node = root
+    for _ in range(depth):
+        node["a"] = {}
+        node = node["a"]
+    return root
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (float("nan"), "not a JSON number"),
+        (float("inf"), "not a JSON number"),
+        (2**53, "beyond 2\\^53 - 1"),
+        (-(2**53), "beyond 2\\^53 - 1"),
+        ("\ud800", "lone surrogate"),
+        ({"\udc00": 1}, "lone surrogate"),
+        ({1: 1}, "expected string keys"),
+        (_self_containing(), "contains itself"),
+        (_deep(100_000), "nested deeper than 128"),
+        (object(), "expected a JSON value"),
+    ],
+    ids=[
+        "nan",
+        "inf",
+        "2^53",
+        "-2^53",
+        "surrogate",
+        "surrogate-key",
+        "int-key",
+        "cycle",
+        "deep",
+        "object",
+    ],
+)
+@pytest.mark.parametrize(
+    "helper",
+    [
+        digest.canonical_bytes,
+        lambda v: digest.digest("Workload", v),
+        digest.workload_digest,
+        digest.implementation_digest,
+        digest.protocol_digest,
+        digest.environment_digest,
+    ],
+    ids=["canonical_bytes", "digest", "workload", "implementation", "protocol", "environment"],
+)
+def test_values_json_cannot_carry_exactly_are_refused(
+    helper: Callable[[Any], Any], value: Any, reason: str
+) -> None:
+    with pytest.raises(CanonicalizationError, match=reason) as caught:
+        helper({"v": value})
+    assert isinstance(caught.value, ki.KernelIndexError)
+    # Callers that caught rfc8785's error keep catching it.
+    assert isinstance(caught.value, rfc8785.CanonicalizationError)
+    # The pointer leads to the value, inside the preimage {apiVersion, kind, spec}.
+    assert "/v" in caught.value.pointer
+
+
+def test_safe_int_is_two_to_the_53_minus_one() -> None:
+    assert digest.SAFE_INT == 2**53 - 1 == 9007199254740991
+    assert digest.canonical_bytes(digest.SAFE_INT) == b"9007199254740991"
+
+
+def test_helpers_accept_models_and_json_alike(example: dict[str, Any]) -> None:
+    bundle = ki.load_record(example)
+    run = bundle.run
+    assert bundle.protocol is not None
+    assert bundle.environment is not None
+    assert digest.protocol_digest(bundle.protocol.spec) == run.spec.protocol_digest
+    assert digest.environment_digest(bundle.environment.spec) == run.spec.environment_digest
+    workload = {"operation": "jsd", "pass": "forward", "parameters": {"tokens": 1024}}
+    run_doc = example["run"]
+    run_doc["spec"]["workload"] = workload
+    run_doc["spec"]["implementation"] = {"provider": "torch"}
+    run_doc["spec"]["workloadDigest"] = digest.workload_digest(workload)
+    run_doc["spec"]["implementationDigest"] = digest.implementation_digest({"provider": "torch"})
+    model = ki.load_run(run_doc)
+    assert model.spec.workload is not None
+    assert model.spec.implementation is not None
+    assert digest.workload_digest(model.spec.workload) == run_doc["spec"]["workloadDigest"]
+    assert (
+        digest.implementation_digest(model.spec.implementation)
+        == (run_doc["spec"]["implementationDigest"])
+    )
+    assert digest.canonical_bytes(model.spec.workload) == digest.canonical_bytes(workload)
+
+
+def test_a_whole_document_stands_for_its_spec(example: dict[str, Any]) -> None:
+    """Passing the document instead of its spec must not give a different, wrong digest."""
+    bundle = ki.load_record(example)
+    assert bundle.protocol is not None
+    assert bundle.environment is not None
+    declared = example["run"]["spec"]
+    assert digest.protocol_digest(example["protocol"]) == declared["protocolDigest"]
+    assert digest.protocol_digest(bundle.protocol) == declared["protocolDigest"]
+    assert digest.environment_digest(bundle.environment) == declared["environmentDigest"]
+
+
+def test_schema_key_never_enters_a_digest(example: dict[str, Any]) -> None:
+    before = digest.protocol_digest(example["protocol"])
+    example["protocol"]["$schema"] = (
+        "https://kernelindex.dev/schemas/v1alpha1/benchmark-protocol.json"
+    )
+    assert digest.protocol_digest(example["protocol"]) == before
+    assert not ki.validate(example, verify_digests=True)
 
 
 # Floats stay below 2^53: rfc8785 writes 2.0**53 as the integer 9007199254740992, which it
@@ -129,14 +241,12 @@ ANY_JSON = st.recursive(
 @given(ANY_JSON)
 def test_fast_path_equals_rfc8785_or_both_refuse(value: Any) -> None:
     """The stdlib fast path may only ever produce rfc8785's own bytes."""
-    import rfc8785
-
     try:
         expected: bytes | None = rfc8785.dumps(value)
     except rfc8785.CanonicalizationError:
         expected = None
     if expected is None:
-        with pytest.raises(rfc8785.CanonicalizationError):
+        with pytest.raises(CanonicalizationError):
             digest.canonical_bytes(value)
     else:
         assert digest.canonical_bytes(value) == expected

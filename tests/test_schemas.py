@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import pytest
 from _paths import set_at
 
 from kernelindex_sdk import validate
-from kernelindex_sdk._schemas import BASE_URI, SCHEMA_FILES, load_schemas
+from kernelindex_sdk._schemas import (
+    BASE_URI,
+    SCHEMA_FILES,
+    export_schemas,
+    load_schemas,
+    self_contained_schema,
+)
+from kernelindex_sdk.errors import InputError
 
 SCHEMAS = sorted(load_schemas().items())
 # Objects that are extension points on purpose: their description says so.
@@ -124,3 +137,227 @@ def test_failed_run_with_a_reason_is_valid(example: dict[str, Any]) -> None:
 def test_a_passed_run_cannot_carry_a_failure(example: dict[str, Any]) -> None:
     example["run"]["spec"]["failure"] = {"reason": "error", "message": "boom"}
     assert [(p.pointer, p.code) for p in validate(example)] == [("/run/spec/failure", "not")]
+
+
+# --- Patterns mean the same in ECMA-262 (jsonschema-rs, ajv) and Python's re ------------
+
+
+def _patterns(node: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            yield path, node["pattern"]
+        for key, value in node.items():
+            yield from _patterns(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _patterns(value, f"{path}/{i}")
+
+
+PATTERNS = [(f"{name}#{path}", p) for name, schema in SCHEMAS for path, p in _patterns(schema)]
+# One valid value per pattern; a new pattern without an example fails
+# test_every_pattern_has_an_example, so it cannot escape the checks below.
+EXAMPLES = {
+    r"^https?://[!-~]+$(?!\n)": "https://github.com/linkedin/Liger-Kernel",
+    r"^[a-z0-9][a-z0-9_]*$(?!\n)": "sm_100",
+    r"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3])"
+    r":[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z$(?!\n)": "2026-05-27T17:14:29.000Z",
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$(?!\n)": "liger-jsd-b200",
+    r"^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$(?!\n)": "app.kubernetes.io/Name",
+    r"^sha256:[0-9a-f]{64}$(?!\n)": "sha256:" + "0123456789abcdef" * 4,
+    r"^[a-z][a-z0-9_]*$(?!\n)": "latency",
+    r"^[A-Za-z0-9_][-A-Za-z0-9_./]*$(?!\n)": "vocab_size",
+    r"^[a-z0-9][a-z0-9_-]*$(?!\n)": "nvidia",
+}
+# Look-alikes of ASCII characters that one engine's classes might admit.
+LOOK_ALIKES = {
+    **dict(zip("aeopcxy", "аеорсху", strict=True)),  # Cyrillic
+    **{d: chr(0x0660 + int(d)) for d in "0123456789"},  # Arabic-Indic digits
+    "k": "\u212a",  # Kelvin sign, which folds to k
+    "s": "\u017f",  # long s, which folds to s
+    "-": "\u2010",  # hyphen
+    ".": "\u2024",  # one dot leader
+    "/": "\u2215",  # division slash
+    "_": "\uff3f",  # fullwidth low line
+    ":": "\u2236",  # ratio
+}
+# Characters that Python's \s, \d, \w, `.` or `$` treat differently from ECMA-262's.
+INSERTED = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\ufeff", "\u00a0", "\u200b", " ", "\t"]
+
+
+def _variants(example: str) -> Iterator[tuple[str, str]]:
+    for char in INSERTED:
+        yield f"ends-{char!r}", example + char
+        yield f"starts-{char!r}", char + example
+        yield f"inside-{char!r}", example[:3] + char + example[3:]
+    for i, char in enumerate(example):
+        if char.lower() in LOOK_ALIKES:
+            yield f"{char!r}-look-alike", example[:i] + LOOK_ALIKES[char.lower()] + example[i + 1 :]
+
+
+def _engines(pattern: str) -> tuple[Any, Any]:
+    schema = {"type": "string", "pattern": pattern}
+    return jsonschema.Draft202012Validator(schema), jsonschema_rs.validator_for(schema)
+
+
+def test_every_pattern_has_an_example() -> None:
+    assert PATTERNS
+    missing = sorted({p for _, p in PATTERNS} - set(EXAMPLES))
+    assert not missing, f"add a valid example for: {missing}"
+
+
+@pytest.mark.parametrize(("where", "pattern"), PATTERNS, ids=[w for w, _ in PATTERNS])
+def test_pattern_avoids_classes_whose_meaning_differs(where: str, pattern: str) -> None:
+    assert pattern.startswith("^")
+    assert pattern.endswith("$(?!\\n)"), "end with $(?!\\n): the end of input in both engines"
+    for escape in ("\\s", "\\S", "\\d", "\\D", "\\w", "\\W", "\\b", "\\Z", "\\z"):
+        assert escape not in pattern
+    assert "." not in pattern.replace("\\.", "").replace("./", "")
+
+
+@pytest.mark.parametrize(("where", "pattern"), PATTERNS, ids=[w for w, _ in PATTERNS])
+def test_pattern_refuses_newlines_and_look_alikes_in_both_engines(where: str, pattern: str) -> None:
+    reference, fast = _engines(pattern)
+    example = EXAMPLES[pattern]
+    assert reference.is_valid(example)
+    assert fast.is_valid(example)
+    variants = list(_variants(example))
+    assert len(variants) >= 3 * len(INSERTED)
+    accepted = [(name, value) for name, value in variants if reference.is_valid(value)]
+    accepted_fast = [(name, value) for name, value in variants if fast.is_valid(value)]
+    assert accepted == accepted_fast == []
+
+
+def test_year_zero_is_refused_by_the_pattern() -> None:
+    pattern = next(p for p in EXAMPLES if "(?!0000)" in p)
+    reference, fast = _engines(pattern)
+    for engine in (reference, fast):
+        assert not engine.is_valid("0000-05-27T17:14:29.000Z")
+        assert engine.is_valid("0001-01-01T00:00:00.000Z")
+
+
+# --- "$schema" in records, and the exported schemas ------------------------------------
+
+
+def test_records_may_carry_a_schema_key(example: dict[str, Any]) -> None:
+    example["$schema"] = BASE_URI + "bundle.json"
+    for part in ("run", "protocol", "environment"):
+        example[part]["$schema"] = BASE_URI + SCHEMA_FILES[example[part]["kind"]]
+    assert validate(example) == []
+    example["$schema"] = 5
+    assert [p.pointer for p in validate(example)] == ["/$schema"]
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_FILES))
+def test_schema_kind_out_writes_every_file_its_refs_need(kind: str, tmp_path: Path) -> None:
+    written = export_schemas(tmp_path, kind)
+    names = {p.name for p in written}
+    assert names == {p.name for p in tmp_path.iterdir()}
+    assert SCHEMA_FILES[kind] in names
+    for path in written:
+        schema = json.loads(path.read_text("utf-8"))
+        for ref in _file_refs(schema):
+            assert ref in names, f"{path.name} refers to {ref}, which was not written"
+
+
+def _file_refs(node: Any) -> Iterator[str]:
+    for _, ref in _refs(node):
+        if not ref.startswith("#"):
+            yield ref.split("#", 1)[0]
+
+
+def _refs(node: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(node, dict):
+        # An embedded resource resolves its own references.
+        if path and "$id" in node:
+            return
+        if isinstance(node.get("$ref"), str):
+            yield path, node["$ref"]
+        for key, value in node.items():
+            yield from _refs(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _refs(value, f"{path}/{i}")
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_FILES))
+def test_self_contained_schema_validates_with_no_registry(
+    kind: str, example: dict[str, Any]
+) -> None:
+    schema = self_contained_schema(kind)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    doc = example if kind == "RecordBundle" else example[_PART[kind]]
+    cls = jsonschema.Draft202012Validator
+    # No registry: every $ref must resolve inside the one document.
+    assert not list(cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(doc))
+    assert jsonschema_rs.validator_for(schema, validate_formats=True).is_valid(doc)
+    broken = json.loads(json.dumps(doc))
+    set_at(broken, "/metadata/name" if kind != "RecordBundle" else "/run/metadata/name", "x\n")
+    assert not jsonschema_rs.validator_for(schema).is_valid(broken)
+
+
+_PART = {
+    "BenchmarkRun": "run",
+    "BenchmarkProtocol": "protocol",
+    "ExecutionEnvironment": "environment",
+}
+
+
+def test_exported_bundle_is_the_self_contained_one(tmp_path: Path) -> None:
+    export_schemas(tmp_path)
+    assert json.loads((tmp_path / "bundle.json").read_text("utf-8")) == self_contained_schema(
+        "RecordBundle"
+    )
+    for name in ("common.json", "benchmark-run.json"):
+        assert json.loads((tmp_path / name).read_text("utf-8")) == load_schemas()[name]
+
+
+def test_export_replaces_files_atomically_and_leaves_no_temporary(tmp_path: Path) -> None:
+    (tmp_path / "bundle.json").write_text("old", "utf-8")
+    export_schemas(tmp_path, "RecordBundle")
+    assert json.loads((tmp_path / "bundle.json").read_text("utf-8"))["title"] == "RecordBundle"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_export_into_an_unwritable_place_is_an_input_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", "utf-8")
+    with pytest.raises(InputError) as caught:
+        export_schemas(blocker / "out")
+    assert str(blocker / "out") in str(caught.value)
+
+
+def test_an_unknown_kind_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="got 'Run'"):
+        self_contained_schema("Run")
+
+
+def _offline() -> list[str]:
+    # Cut the network where the machine allows it, so a schema that needs to fetch fails.
+    if shutil.which("unshare") and subprocess.run(["unshare", "-n", "true"]).returncode == 0:
+        return ["unshare", "-n"]
+    return []
+
+
+@pytest.mark.slow
+def test_check_jsonschema_uses_the_exported_bundle_offline(
+    tmp_path: Path, example: dict[str, Any]
+) -> None:
+    """check-jsonschema with the one file and no other flag: valid passes, invalid fails."""
+    export_schemas(tmp_path / "schemas")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(example), "utf-8")
+    bad_name, bad_date = json.loads(json.dumps(example)), json.loads(json.dumps(example))
+    bad_name["run"]["metadata"]["name"] = "liger-run\n"
+    bad_date["run"]["spec"]["observedAt"] = "2026-02-30T17:14:29.000Z"
+    bad = []
+    for i, doc in enumerate((bad_name, bad_date)):
+        bad.append(tmp_path / f"bad{i}.json")
+        bad[-1].write_text(json.dumps(doc), "utf-8")
+    command = [*_offline(), sys.executable, "-m", "check_jsonschema", "--schemafile"]
+    bundle = str(tmp_path / "schemas" / "bundle.json")
+    ok = subprocess.run([*command, bundle, str(good)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for path in bad:
+        refused = subprocess.run([*command, bundle, str(path)], capture_output=True, text=True)
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "$.run" in refused.stdout

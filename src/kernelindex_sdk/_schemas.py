@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from ._files import write_text_atomic
+from .errors import InputError
+
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
+#: The largest integer a double holds exactly (2^53 - 1): the bound of every integer
+#: field, and of integers in a digest (RFC 8785). The one copy; others import it.
+SAFE_INT: Final = 2**53 - 1
 BASE_URI: Final = "https://kernelindex.dev/schemas/v1alpha1/"
 BUNDLE: Final = "RecordBundle"
 
@@ -47,3 +55,102 @@ def load_schemas() -> dict[str, dict[str, Any]]:
 def schema_for(kind: str) -> dict[str, Any]:
     """Return the schema of a record kind (or of the bundle, kind ``RecordBundle``)."""
     return load_schemas()[SCHEMA_FILES[kind]]
+
+
+def _file_of(kind: str) -> str:
+    if kind not in SCHEMA_FILES:
+        kinds = ", ".join(sorted(SCHEMA_FILES))
+        raise InputError(source="kind", reason=f"expected one of {kinds}, got {kind!r}")
+    return SCHEMA_FILES[kind]
+
+
+def _refs(node: Any) -> Iterator[str]:
+    # The schema files a schema's `$ref`s name (the part before '#').
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                yield ref.split("#", 1)[0]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def schema_files_for(kind: str | None = None) -> list[str]:
+    """Return the schema files a kind needs: its own first, then every file it refers to.
+
+    Args:
+        kind: A record kind or ``RecordBundle``; ``None`` for every file.
+
+    Raises:
+        InputError: for an unknown kind.
+    """
+    schemas = load_schemas()
+    if kind is None:
+        return sorted(schemas)
+    needed = [_file_of(kind)]
+    for name in needed:
+        needed.extend(ref for ref in sorted(set(_refs(schemas[name]))) if ref not in needed)
+    return needed
+
+
+def self_contained_schema(kind: str) -> dict[str, Any]:
+    """Return a kind's schema with every schema it refers to embedded: one offline document.
+
+    A JSON Schema 2020-12 compound document: the other files sit under ``$defs`` (keyed
+    by file name) as embedded resources with their own ``$id``, so every ``$ref`` resolves
+    inside it, in check-jsonschema, ajv, jsonschema-rs and python-jsonschema alike.
+
+    Raises:
+        InputError: for an unknown kind.
+    """
+    schemas = load_schemas()
+    names = schema_files_for(kind)
+    root = copy.deepcopy(schemas[names[0]])
+    defs = root.setdefault("$defs", {})
+    for name in names[1:]:
+        embedded = copy.deepcopy(schemas[name])
+        # One dialect throughout: the root's $schema says it.
+        embedded.pop("$schema", None)
+        defs[name] = embedded
+    return root
+
+
+def schema_text(schema: dict[str, Any]) -> str:
+    """Return a schema as written to files: two-space indentation and a final newline."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
+    """Write the schemas into a folder, each file atomically.
+
+    Every file a kind's ``$ref``s need is written beside it, as packaged. ``bundle.json``
+    is always written self-contained (:func:`self_contained_schema`): alone, it validates
+    a bundle offline; the per-kind files work together, resolving one another by ``$id``.
+
+    Args:
+        out: The folder; created when missing.
+        kind: A record kind or ``RecordBundle``; ``None`` for every schema.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        InputError: when the folder or a file cannot be written, or for an unknown kind.
+    """
+    folder = Path(out)
+    names = schema_files_for(kind)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(source=str(folder), reason=err.strerror or str(err)) from err
+    written = []
+    for name in names:
+        schema = (
+            self_contained_schema(BUNDLE) if name == SCHEMA_FILES[BUNDLE] else load_schemas()[name]
+        )
+        write_text_atomic(folder / name, schema_text(schema))
+        written.append(folder / name)
+    return written

@@ -10,18 +10,21 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+import rfc8785
 
 if TYPE_CHECKING:
     # Only for the annotation: documents imports this module, not the other way round.
     from .documents import FileProblem
 
 __all__ = [
+    "CanonicalizationError",
     "InputError",
     "KernelIndexError",
     "LaunchError",
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
+    "TimestampError",
     "UnsupportedSourceError",
 ]
 
@@ -127,3 +130,32 @@ class RecordSetError(KernelIndexError):
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.problems))
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class CanonicalizationError(KernelIndexError, rfc8785.CanonicalizationError):
+    """A value has no exact JSON text: NaN or an infinity, an integer beyond 2^53 - 1 in a
+    digest, a non-string key, a lone surrogate, a cycle, or nesting past the limit.
+
+    It is rfc8785's CanonicalizationError (a ValueError) too, so code that caught that
+    error from the digest helpers still does.
+    """
+
+    pointer: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.pointer or '(value)'}: {self.reason}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class TimestampError(KernelIndexError, ValueError):
+    """A timestamp that is not an instant in the published form (naive, or malformed).
+
+    It is a ValueError too, as the standard library's parsers raise for bad text.
+    """
+
+    value: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}, got {self.value}"

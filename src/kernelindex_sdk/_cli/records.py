@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from pathlib import Path
 
 from .. import documents, validation
-from .._schemas import SCHEMA_FILES, load_schemas
-from ..errors import InputError, KernelIndexError
+from .._schemas import (
+    SCHEMA_FILES,
+    export_schemas,
+    load_schemas,
+    schema_text,
+    self_contained_schema,
+)
+from ..errors import KernelIndexError
 from ._common import EXIT_INVALID, EXIT_OK, Streams
 
 __all__ = ["register"]
@@ -69,24 +74,13 @@ def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace, io: Streams) -> int:
-    schemas = load_schemas()
     if args.out is not None:
-        out = Path(args.out)
-        names = [SCHEMA_FILES[args.kind]] if args.kind else sorted(schemas)
-        # A kind's schema refers to common.json: write it alongside.
-        if args.kind:
-            names.append("common.json")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            for name in names:
-                (out / name).write_text(json.dumps(schemas[name], indent=2) + "\n", "utf-8")
-        except OSError as err:
-            raise InputError(source=str(out), reason=err.strerror or str(err)) from err
-        print(f"wrote {len(names)} schema file(s) to {out}", file=io.stdout)
+        written = export_schemas(args.out, args.kind)
+        print(f"wrote {len(written)} schema file(s) to {args.out}", file=io.stdout)
     elif args.kind:
-        json.dump(schemas[SCHEMA_FILES[args.kind]], io.stdout, indent=2)
-        io.stdout.write("\n")
+        io.stdout.write(schema_text(self_contained_schema(args.kind)))
     else:
+        schemas = load_schemas()
         for kind, name in SCHEMA_FILES.items():
             print(f"{kind:22} {name}  {schemas[name]['$id']}", file=io.stdout)
     return EXIT_OK
@@ -123,7 +117,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     digest.add_argument("path", metavar="PATH")
     digest.set_defaults(run=_cmd_digest)
 
-    schema = sub.add_parser("schema", help="print or write the packaged JSON Schemas")
+    schema = sub.add_parser(
+        "schema",
+        help="print or write the packaged JSON Schemas",
+        description=(
+            "Without arguments, list the schemas. With KIND, print its schema with every"
+            " schema it refers to embedded (one file that works offline). With --out DIR,"
+            " write the files KIND needs (all without KIND) into DIR; DIR/bundle.json is"
+            " always self-contained."
+        ),
+    )
     schema.add_argument("kind", nargs="?", choices=sorted(SCHEMA_FILES), metavar="KIND")
-    schema.add_argument("--out", metavar="DIR", help="write the schema files into DIR")
+    schema.add_argument(
+        "--out", metavar="DIR", help="write the schema files into DIR, each atomically"
+    )
     schema.set_defaults(run=_cmd_schema)

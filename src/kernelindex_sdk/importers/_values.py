@@ -16,7 +16,7 @@ import re
 from typing import Any, Final
 
 from .._messages import short_repr
-from ..digest import _SAFE_INT
+from .._schemas import SAFE_INT
 
 __all__ = [
     "PARAMETER_NAME",
@@ -27,7 +27,6 @@ __all__ = [
     "parse_number",
 ]
 
-SAFE_INT: Final = _SAFE_INT
 #: The schema's ScalarMap key pattern (``\Z``: no final newline).
 PARAMETER_NAME: Final = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_./]*\Z")
 _MAX_PARAMETER_NAME: Final = 253

@@ -8,6 +8,14 @@ from typing import Literal, TypeAlias
 
 import attrs
 
+from .._time import utc_milliseconds
+
+SchemaReference: TypeAlias = str
+"""
+The JSON Schema the record follows, such as https://kernelindex.dev/schemas/v1alpha1/bundle.json, so that editors can find it; optional, never part of any digest, and not checked against the record's kind.
+"""
+
+
 ApiVersion: TypeAlias = Literal["kernelindex.dev/v1alpha1"]
 """
 Version of the record format; always kernelindex.dev/v1alpha1 for these schemas.
@@ -393,9 +401,14 @@ class RunSpec:
     """The content of a run."""
 
     status: RunStatus
-    observed_at: datetime = attrs.field(metadata={"wire": "observedAt"})
+    observed_at: datetime = attrs.field(converter=utc_milliseconds, metadata={"wire": "observedAt"})
     """When the run was observed: RFC 3339 UTC timestamp with exactly three fractional
-    digits and 'Z', as in 2026-05-27T17:14:29.000Z."""
+    digits and 'Z', as in 2026-05-27T17:14:29.000Z; year 0000 is not allowed. The
+    pattern fixes the shape in every validator; calendar validity (no 2026-02-30) is
+    format: date-time, which JSON Schema 2020-12 only annotates: a validator checks it
+    only with format assertion on (kernelindex validate and load_record always do;
+    jsonschema-rs needs validate_formats, ajv needs ajv-formats, check-jsonschema checks
+    it by default)."""
     protocol_digest: Digest = attrs.field(metadata={"wire": "protocolDigest"})
     """Digest of the BenchmarkProtocol spec the run followed."""
     workload_digest: Digest = attrs.field(metadata={"wire": "workloadDigest"})
@@ -434,11 +447,14 @@ class ExecutionEnvironment:
     """Where runs ran: hardware and software. Its spec's digest is environmentDigest, so it
     holds nothing volatile."""
 
-    api_version: ApiVersion = attrs.field(metadata={"wire": "apiVersion"})
-    kind: Literal["ExecutionEnvironment"]
+    api_version: ApiVersion = attrs.field(
+        default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
+    )
+    kind: Literal["ExecutionEnvironment"] = attrs.field(default="ExecutionEnvironment")
     """Record kind; always ExecutionEnvironment."""
     metadata: ObjectMeta
     spec: EnvironmentSpec
+    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
 
 
 @attrs.frozen(kw_only=True)
@@ -446,11 +462,14 @@ class BenchmarkRun:
     """One measured benchmark point: what was computed, by what, where, under which
     protocol, and what was measured."""
 
-    api_version: ApiVersion = attrs.field(metadata={"wire": "apiVersion"})
-    kind: Literal["BenchmarkRun"]
+    api_version: ApiVersion = attrs.field(
+        default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
+    )
+    kind: Literal["BenchmarkRun"] = attrs.field(default="BenchmarkRun")
     """Record kind; always BenchmarkRun."""
     metadata: ObjectMeta
     spec: RunSpec
+    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
 
 
 @attrs.frozen(kw_only=True)
@@ -458,11 +477,14 @@ class BenchmarkProtocol:
     """How measurements were taken: everything that decides whether two runs' numbers are
     comparable. Its spec's digest is protocolDigest."""
 
-    api_version: ApiVersion = attrs.field(metadata={"wire": "apiVersion"})
-    kind: Literal["BenchmarkProtocol"]
+    api_version: ApiVersion = attrs.field(
+        default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
+    )
+    kind: Literal["BenchmarkProtocol"] = attrs.field(default="BenchmarkProtocol")
     """Record kind; always BenchmarkProtocol."""
     metadata: ObjectMeta
     spec: ProtocolSpec
+    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
 
 
 @attrs.frozen(kw_only=True)
@@ -472,6 +494,7 @@ class RecordBundle:
 
     run: BenchmarkRun
     """The benchmark run."""
+    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
     protocol: BenchmarkProtocol | None = attrs.field(default=None)
     """The protocol whose spec digest is run.spec.protocolDigest."""
     environment: ExecutionEnvironment | None = attrs.field(default=None)

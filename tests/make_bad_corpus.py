@@ -69,7 +69,7 @@ CASES: dict[str, tuple[bytes, str]] = {
     ),
     "missing-run.json": (
         json.dumps({"protocol": EXAMPLE["protocol"], "run2": 1}).encode(),
-        "unsupported no apiVersion",
+        "(document): 'run' is a required property",
     ),
     "missing-spec.json": (edit(deleter("/run/spec")), "'spec' is a required property"),
     "missing-observed-at.json": (

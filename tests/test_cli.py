@@ -31,8 +31,11 @@ def test_version_and_help() -> None:
     assert run("--help")[0] == 0
 
 
-def test_valid_file_exits_zero_silently() -> None:
-    assert run("validate", "--verify-digests", str(EXAMPLE)) == (0, "", "")
+def test_valid_file_exits_zero_with_a_summary_that_quiet_silences() -> None:
+    status, out, err = run("validate", "--verify-digests", str(EXAMPLE))
+    assert (status, out) == (0, "")
+    assert err == "kernelindex: 1 document(s): 1 valid, 0 invalid\n"
+    assert run("validate", "-q", "--verify-digests", str(EXAMPLE)) == (0, "", "")
 
 
 def test_invalid_file_exits_one_with_one_line_per_problem() -> None:
@@ -42,7 +45,7 @@ def test_invalid_file_exits_one_with_one_line_per_problem() -> None:
         f"{BAD / 'unknown-key.json'}:9:11: /run/spec/timing/latencyNs/medain:"
         " unknown key 'medain'; did you mean 'median'? [additionalProperties]"
     ]
-    assert err == ""
+    assert err == "kernelindex: 1 document(s): 0 valid, 1 invalid\n"
 
 
 def test_missing_path_is_a_usage_error() -> None:
@@ -148,7 +151,7 @@ def test_import_liger_writes_valid_json_lines(tmp_path: Path) -> None:
     assert status == 0, err
     assert "imported 236 row(s); 0 rejected" in err
     assert len(out.read_text().splitlines()) == 236
-    assert run("validate", "--verify-digests", str(out)) == (0, "", "")
+    assert run("validate", "-q", "--verify-digests", str(out)) == (0, "", "")
 
 
 def test_import_liger_reports_bad_rows_and_keeps_the_rest(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -45,6 +47,12 @@ _UNITS: Final = {
     "TFLOP/s": ("flop/s", 10**12),
     "1": ("one", 1),
 }
+_TIME_UNITS: Final = ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == "time")
+# The dimension a metric's unit must have, for metrics whose name fixes it.
+_METRIC_DIMENSION: Final = {"latency": "time"}
+_OBSERVED_AT: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z"
+)
 
 
 @attrs.frozen
@@ -68,8 +76,12 @@ def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, fl
     for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
         yield "latency", stat, value, f"{run_at}/spec/timing/latencyNs/{stat}"
     for i, m in enumerate(spec.get("measurements", ())):
-        _, factor = _UNITS[m["unit"]]
-        yield m["metric"], m["statistic"], m["value"] * factor, f"{run_at}/spec/measurements/{i}"
+        dimension, factor = _UNITS[m["unit"]]
+        if _METRIC_DIMENSION.get(m["metric"], dimension) != dimension:
+            continue  # check_units reports it; comparing GiB with ns means nothing
+        value = m["value"] * factor
+        if math.isfinite(value):
+            yield m["metric"], m["statistic"], value, f"{run_at}/spec/measurements/{i}"
 
 
 def check_quantile_order(view: RecordView) -> Iterator[Problem]:
@@ -102,7 +114,8 @@ def check_median_matches(view: RecordView) -> Iterator[Problem]:
     for i, m in enumerate(spec.get("measurements", ())):
         if m["metric"] == "latency" and m["statistic"] == "median":
             dimension, factor = _UNITS[m["unit"]]
-            if dimension == "time" and round(m["value"] * factor) != median:
+            in_ns = m["value"] * factor
+            if dimension == "time" and math.isfinite(in_ns) and round(in_ns) != median:
                 yield Problem(
                     pointer=f"{view.run_at}/spec/measurements/{i}/value",
                     message=(
@@ -152,6 +165,80 @@ def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
             )
         else:
             seen[key] = i
+
+
+def check_units(view: RecordView) -> Iterator[Problem]:
+    """A latency is measured in a time unit, and converts to nanoseconds without overflow."""
+    if view.run is None:
+        return
+    for i, m in enumerate(view.run["spec"].get("measurements", ())):
+        dimension, factor = _UNITS[m["unit"]]
+        expected = _METRIC_DIMENSION.get(m["metric"])
+        pointer = f"{view.run_at}/spec/measurements/{i}"
+        if expected is not None and dimension != expected:
+            yield Problem(
+                pointer=f"{pointer}/unit",
+                message=(
+                    f"{m['metric']} {m['statistic']} is in {m['unit']!r}, a unit of {dimension};"
+                    f" expected a time unit: {_TIME_UNITS}"
+                ),
+                code="unit-dimension",
+            )
+        elif dimension == "time" and not math.isfinite(m["value"] * factor):
+            yield Problem(
+                pointer=f"{pointer}/value",
+                message=(
+                    f"{short_repr(m['value'])} {m['unit']} overflows a double when converted to ns"
+                ),
+                code="out-of-range",
+            )
+
+
+def check_failed_run(view: RecordView) -> Iterator[Problem]:
+    """A failed run has no valid timing, so it carries no latency measurement."""
+    if view.run is None or view.run["spec"]["status"] != "failed":
+        return
+    for i, m in enumerate(view.run["spec"].get("measurements", ())):
+        if m["metric"] == "latency" or _UNITS[m["unit"]][0] == "time":
+            yield Problem(
+                pointer=f"{view.run_at}/spec/measurements/{i}",
+                message=(
+                    f"a failed run has no valid timing, but carries {m['metric']}"
+                    f" {m['statistic']} = {short_repr(m['value'])} {m['unit']}"
+                ),
+                code="failed-with-timing",
+            )
+
+
+def _is_instant(text: str) -> bool:
+    if _OBSERVED_AT.fullmatch(text) is None:
+        return False
+    try:
+        datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return False
+    return True
+
+
+def check_observed_at(view: RecordView) -> Iterator[Problem]:
+    """observedAt is a real instant in the published form, from year 0001 on.
+
+    The schema's pattern checks the shape and its format the calendar, where the
+    validator asserts formats; this check makes both hold whatever validator ran, so
+    that validation and loading into a ``datetime`` agree.
+    """
+    if view.run is None:
+        return
+    text = view.run["spec"]["observedAt"]
+    if not _is_instant(text):
+        yield Problem(
+            pointer=f"{view.run_at}/spec/observedAt",
+            message=(
+                "expected a UTC timestamp like '2026-05-27T17:14:29.000Z' on a real date"
+                f" from year 0001, got {short_repr(text)}"
+            ),
+            code="format",
+        )
 
 
 def _numbers(view: RecordView) -> Iterator[tuple[str, Any]]:
@@ -255,6 +342,9 @@ def check_digests(view: RecordView) -> Iterator[Problem]:
 #: Checks run on every schema-valid document, in order.
 CHECKS: Final[tuple[Check, ...]] = (
     check_finite_numbers,
+    check_observed_at,
+    check_units,
+    check_failed_run,
     check_primary_statistic,
     check_quantile_order,
     check_median_matches,

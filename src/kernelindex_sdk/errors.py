@@ -6,9 +6,13 @@ callers read ``err.problems`` or ``err.line`` instead of parsing messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import attrs
+
+from ._display import printable, printable_pointer
 
 __all__ = [
     "InputError",
@@ -16,6 +20,7 @@ __all__ = [
     "Problem",
     "SchemaValidationError",
     "UnsupportedSourceError",
+    "input_errors",
 ]
 
 
@@ -41,8 +46,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.line}:{self.column}: " if self.line is not None else ""
-        pointer = self.pointer or "(document)"
-        return f"{where}{pointer}: {self.message} [{self.code}]"
+        pointer = printable_pointer(self.pointer) or "(document)"
+        return f"{where}{pointer}: {printable(self.message)} [{self.code}]"
 
 
 class KernelIndexError(Exception):
@@ -57,7 +62,7 @@ class SchemaValidationError(KernelIndexError):
     source: str | None = None
 
     def __str__(self) -> str:
-        prefix = f"{self.source}:" if self.source else ""
+        prefix = f"{printable(self.source)}:" if self.source else ""
         lines = []
         for problem in self.problems:
             sep = "" if problem.line is not None or not prefix else " "
@@ -86,4 +91,22 @@ class InputError(KernelIndexError):
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.reason}"
+        return f"{printable(self.source)}: {printable(self.reason)}"
+
+    @classmethod
+    def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
+        """The InputError for an OSError met while reading or writing ``source``."""
+        return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@contextlib.contextmanager
+def input_errors(source: str | Path) -> Iterator[None]:
+    """Raise any OSError of the block as an :class:`InputError` naming ``source``.
+
+    Raises:
+        InputError: from the OSError, which stays its ``__cause__``.
+    """
+    try:
+        yield
+    except OSError as err:
+        raise InputError.from_os_error(source, err) from err

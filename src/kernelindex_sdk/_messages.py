@@ -204,9 +204,16 @@ def problems_from_fast_error(error: Any) -> Iterator[Problem]:
     path = list(error.schema_path)
     keyword = str(path[-1]) if path else "schema"
     pattern = getattr(error.kind, "pattern", None)
-    if "propertyNames" in path:
-        key = error.instance
-        detail = pattern_message(pattern, key) if isinstance(pattern, str) else str(error.message)
+    inner = getattr(error.kind, "error", None)
+    if "propertyNames" in path and inner is not None:
+        # The error names the object; the failing key is the inner error's instance.
+        key = inner.instance
+        inner_pattern = getattr(inner.kind, "pattern", None)
+        detail = (
+            pattern_message(inner_pattern, key)
+            if isinstance(inner_pattern, str)
+            else str(inner.message)
+        )
         yield Problem(
             pointer=f"{pointer}/{escape_token(str(key))}",
             message=f"bad key: {detail}",

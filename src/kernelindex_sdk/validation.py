@@ -55,11 +55,26 @@ def registry() -> referencing.Registry[Any]:
 
 
 @functools.cache
+def _strict_registry() -> referencing.Registry[Any]:
+    # python-jsonschema picks the validator class of each resource it enters from the
+    # resource's "$schema", which would swap the strict class for the stock one: these
+    # copies leave "$schema" out, so the strict class is kept throughout.
+    resources = [
+        (
+            BASE_URI + name,
+            DRAFT202012.create_resource({k: v for k, v in schema.items() if k != "$schema"}),
+        )
+        for name, schema in load_schemas().items()
+    ]
+    return referencing.Registry().with_resources(resources).crawl()
+
+
+@functools.cache
 def _reference_validator(kind: str) -> jsonschema.protocols.Validator:
     schema = {"$ref": BASE_URI + SCHEMA_FILES[kind]}
     format_checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     validator: jsonschema.protocols.Validator = _StrictValidator(
-        schema, registry=registry(), format_checker=format_checker
+        schema, registry=_strict_registry(), format_checker=format_checker
     )
     return validator
 

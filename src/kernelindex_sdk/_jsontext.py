@@ -34,7 +34,7 @@ _BOM = b"\xef\xbb\xbf"
 _WHITESPACE = " \t\r\n"
 #: The deepest nesting of arrays and objects a document may have. Records need about ten
 #: levels; the limit keeps every validator's recursion far from the interpreter's.
-MAX_DEPTH: Final = 256
+MAX_DEPTH: Final = 128
 #: The most digits an integer literal may have: Python refuses to convert longer ones
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300

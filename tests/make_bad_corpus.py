@@ -331,9 +331,7 @@ CASES.update(
             "/run/spec/sourceNative/metrics/ms_20: number -1e400 is out of range",
         ),
         "measurement-1e308-seconds.json": (
-            edit(
-                lambda d: d["run"]["spec"]["measurements"][1].update(unit="s", value=1e308)
-            ),
+            edit(lambda d: d["run"]["spec"]["measurements"][1].update(unit="s", value=1e308)),
             "overflows a double when converted to ns [out-of-range]",
         ),
         "lone-surrogate-key.json": (
@@ -355,8 +353,9 @@ CASES.update(
         "jsonl-vertical-tab-line.jsonl": (b"\v\n", ":1:1: (document): expecting value"),
         "form-feed-only.json": (b"\f", "expecting value [json]"),
         "bundle-without-run.json": (
-            json.dumps({"protocol": EXAMPLE["protocol"], "environment": EXAMPLE["environment"]})
-            .encode(),
+            json.dumps(
+                {"protocol": EXAMPLE["protocol"], "environment": EXAMPLE["environment"]}
+            ).encode(),
             "(document): 'run' is a required property [required]",
         ),
         "invalid-utf8-column-in-characters.json": (

@@ -261,9 +261,10 @@ def test_writer_to_a_pipe_does_not_fsync() -> None:
 def test_writer_to_a_full_disk_is_an_input_error() -> None:
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full on this system")
-    with pytest.raises(InputError, match="/dev/full: No space left on device"):  # noqa: PT012
-        with JSONLinesWriter("/dev/full") as writer:
-            writer.write({"a": 1})
+    writer = JSONLinesWriter("/dev/full")
+    with pytest.raises(InputError, match="/dev/full: No space left on device"):
+        writer.write({"a": 1})
+    writer.close()
 
 
 def test_write_json_removes_its_temporary_file_when_the_write_fails(

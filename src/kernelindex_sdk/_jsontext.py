@@ -326,7 +326,7 @@ class _Scan:
             self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))
             return []
         self.on_path.add(id(node))
-        children: list[tuple[str, Any, int]] = [("", _EXIT, id(node))]
+        children: list[tuple[str, Any, int]] = []
         if type(node) is list:
             children.extend((f"{pointer}/{i}", v, depth + 1) for i, v in enumerate(node))
         else:
@@ -342,6 +342,7 @@ class _Scan:
                 if problem is not None:
                     self.problems.append(problem)
                 children.append((child_pointer, child, depth + 1))
+        children.append(("", _EXIT, id(node)))
         # The stack pops from the end: reverse so children are walked in order, exit last.
         children.reverse()
         return children

@@ -442,6 +442,7 @@ class JSONLinesWriter:
         self._path = str(path)
         self._stream = stream
         self._file: IO[str] | None = None
+        self._failed = False
 
     def open(self) -> IO[str]:
         """Open (create) the file now, if not yet open; return it.
@@ -471,9 +472,14 @@ class JSONLinesWriter:
         """
         line = _json_text(record, indent=None) + "\n"
         file = self.open()
-        with input_errors(self._path if self._path != STDIN else "<stdout>"):
-            file.write(line)
-            file.flush()
+        try:
+            with input_errors(self._path if self._path != STDIN else "<stdout>"):
+                file.write(line)
+                file.flush()
+        except InputError:
+            # Reported once: closing then drops what could not be written.
+            self._failed = True
+            raise
 
     def close(self) -> None:
         """Sync the file to disk and close it (a stream is only flushed).
@@ -485,6 +491,11 @@ class JSONLinesWriter:
             return
         file, self._file = self._file, None
         where = self._path if self._path != STDIN else "<stdout>"
+        if self._failed:
+            if self._path != STDIN:
+                with contextlib.suppress(OSError):
+                    file.close()
+            return
         if self._path == STDIN:
             with input_errors(where):
                 file.flush()

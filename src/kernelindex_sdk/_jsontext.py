@@ -274,6 +274,9 @@ def scan_value(value: Any) -> ValueScan:
         The problems found (the walk stops below a container that is too deep or
         cyclic) and whether any float is integral, such as ``2.0``.
     """
+    plain, integral = _quick_scan(value)
+    if plain:
+        return ValueScan(problems=[], integral_float=integral)
     scan = _Scan()
     # (pointer, node, depth); an _EXIT entry takes its container off the current path.
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
@@ -281,11 +284,43 @@ def scan_value(value: Any) -> ValueScan:
         pointer, node, depth = stack.pop()
         if node is _EXIT:
             scan.on_path.discard(depth)
+            scan.done.add(depth)
         elif type(node) is dict or type(node) is list:
             stack.extend(scan.enter(pointer, node, depth))
         else:
             scan.scalar(pointer, node)
     return ValueScan(problems=scan.problems, integral_float=scan.integral)
+
+
+def _quick_scan(value: Any) -> tuple[bool, bool]:
+    """Whether ``value`` is plainly a JSON value (no container reached twice), and whether
+    it holds an integral float: the common case, decided without building pointers."""
+    integral = False
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = type(node)
+        if kind is dict or kind is list:
+            if depth >= MAX_DEPTH or id(node) in seen:
+                return False, integral
+            seen.add(id(node))
+            if kind is dict:
+                for key in node:
+                    if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
+                        return False, integral
+                node = node.values()
+            stack.extend((child, depth + 1) for child in node)
+        elif kind is str:
+            if not node.isascii() and _SURROGATE.search(node):
+                return False, integral
+        elif kind is float:
+            if not math.isfinite(node):
+                return False, integral
+            integral = integral or node.is_integer()
+        elif not (kind is int or kind is bool or node is None):
+            return False, integral
+    return True, integral
 
 
 @attrs.define
@@ -294,6 +329,9 @@ class _Scan:
     integral: bool = False
     # ids of the containers from the root to the node being walked
     on_path: set[int] = attrs.Factory(set)
+    # ids of the containers walked to the end: a shared one is walked once, so a value
+    # that shares at every level cannot take exponential time
+    done: set[int] = attrs.Factory(set)
 
     def scalar(self, pointer: str, node: Any) -> None:
         kind = type(node)
@@ -317,6 +355,8 @@ class _Scan:
 
     def enter(self, pointer: str, node: Any, depth: int) -> list[tuple[str, Any, int]]:
         """Check a container; return what to walk next (its children, then its exit)."""
+        if id(node) in self.done:
+            return []
         if id(node) in self.on_path:
             message = "the value contains itself; JSON cannot hold a cycle"
             self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))

@@ -10,7 +10,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import attrs
@@ -21,11 +21,13 @@ from .errors import Problem
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "Parsed",
     "SourceMap",
     "ValueScan",
     "escape_token",
     "is_blank",
     "parse",
+    "parse_document",
     "scan_value",
 ]
 
@@ -39,6 +41,7 @@ MAX_DEPTH: Final = 128
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _DuplicateKeyObject(dict[str, Any]):
@@ -106,24 +109,46 @@ def _decode(data: str | bytes) -> tuple[str | None, list[Problem]]:
         return None, [Problem(pointer="", message=message, code="json", line=line, column=column)]
 
 
+@attrs.frozen
+class Parsed:
+    """A parsed document: ``value`` is ``None`` when there are problems.
+
+    A value without problems has passed :func:`scan_value` (``scan`` says what it found),
+    so validation need not walk it again.
+    """
+
+    value: Any
+    text: str | None
+    problems: list[Problem]
+    scan: ValueScan | None = None
+
+
 def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
+    """Parse one JSON document strictly; see :func:`parse_document`.
+
+    Returns:
+        ``(value, text, problems)``.
+    """
+    parsed = parse_document(data)
+    return parsed.value, parsed.text, parsed.problems
+
+
+def parse_document(data: str | bytes) -> Parsed:
     """Parse one JSON document strictly.
 
     Returns:
-        ``(value, text, problems)``: the parsed value (``None`` when it could not be
-        parsed), the decoded text, and the problems found: malformed JSON, a byte
-        order mark, invalid UTF-8, duplicate keys, NaN or Infinity literals.
+        The parsed value (``None`` when it could not be parsed), the decoded text, and
+        the problems found: malformed JSON, a byte order mark, invalid UTF-8, duplicate
+        keys, NaN or Infinity literals, numbers out of range, integers too long to
+        read, and what :func:`scan_value` refuses (lone surrogates, deep nesting).
     """
     text, problems = _decode(data)
-    if text is None:
-        return None, None, problems
-    if is_blank(text):
-        return (
-            None,
-            text,
-            [Problem(pointer="", message="empty document", code="json", line=1, column=1)],
-        )
+    if text is not None and is_blank(text):
+        problems = [Problem(pointer="", message="empty document", code="json", line=1, column=1)]
+    if text is None or problems:
+        return Parsed(None, text, problems)
     flagged = False
+    integral = False
 
     def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal flagged
@@ -141,9 +166,13 @@ def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
         return _NonFinite(literal)
 
     def number(literal: str) -> float | _NonFinite:
+        nonlocal integral
         value = float(literal)
         # 1e400 overflows to inf: a number no float can hold is no finite value.
-        return value if math.isfinite(value) else constant(literal)
+        if not math.isfinite(value):
+            return constant(literal)
+        integral = integral or value.is_integer()
+        return value
 
     def integer(literal: str) -> int | _NonFinite:
         if len(literal.lstrip("-")) > MAX_INT_DIGITS:
@@ -158,25 +187,36 @@ def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
             parse_float=number,
             parse_int=integer,
         )
-    except json.JSONDecodeError as err:
-        message = err.msg[0].lower() + err.msg[1:]
-        return (
-            None,
-            text,
-            [Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)],
-        )
-    except RecursionError:
-        return None, text, [Problem(pointer="", message="nesting too deep to parse", code="json")]
+    except (json.JSONDecodeError, RecursionError) as err:
+        return Parsed(None, text, [_syntax_problem(err)])
     if flagged:
-        source_map = SourceMap(text)
-        problems = []
-        for problem in _strictness_problems(value):
-            where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
-            problems.append(
-                problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-            )
-        return None, text, problems
-    return value, text, []
+        return Parsed(None, text, _located(_strictness_problems(value), SourceMap(text)))
+    # Parsed text holds only JSON's types; what scan_value could still find is a lone
+    # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
+    # needs more brackets than that): walk only when the text could hold either.
+    scan = ValueScan(problems=[], integral_float=integral)
+    if _ESCAPED_SURROGATE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+        scan = scan_value(value)
+    if scan.problems:
+        return Parsed(None, text, _located(scan.problems, SourceMap(text)))
+    return Parsed(value, text, [], scan)
+
+
+def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:
+    if isinstance(err, RecursionError):
+        return Problem(pointer="", message="nesting too deep to parse", code="json")
+    message = err.msg[0].lower() + err.msg[1:]
+    return Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)
+
+
+def _located(problems: Iterable[Problem], source_map: SourceMap) -> list[Problem]:
+    located = []
+    for problem in problems:
+        where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
+        located.append(
+            problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
+        )
+    return located
 
 
 def _strictness_problems(value: Any) -> Iterator[Problem]:

@@ -237,7 +237,7 @@ def check_observed_at(view: RecordView) -> Iterator[Problem]:
                 "expected a UTC timestamp like '2026-05-27T17:14:29.000Z' on a real date"
                 f" from year 0001, got {short_repr(text)}"
             ),
-            code="format",
+            code="observed-at",
         )
 
 

@@ -357,11 +357,9 @@ def check_documents(
     """
     names = _Names()
     for document in iter_documents(paths, stdin=stdin, on_error=on_error):
-        value, text, problems = _jsontext.parse(document.text)
-        if not problems:
-            problems = list(
-                validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
-            )
+        parsed = _jsontext.parse_document(document.text)
+        value, text = parsed.value, parsed.text
+        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
             located = list(names.problems(value, document.label))
             source_map = _jsontext.SourceMap(text) if text is not None else None

@@ -11,7 +11,7 @@ refuses an integral float (``2.0``), which JSON Schema would otherwise accept.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -192,8 +192,11 @@ def _as_json(doc: Any) -> Any:
     return doc
 
 
-def _document_problems(doc: Any, kind: str | None, verify_digests: bool) -> Iterator[Problem]:
-    scan = _jsontext.scan_value(doc)
+def _document_problems(
+    doc: Any, kind: str | None, verify_digests: bool, scan: _jsontext.ValueScan | None = None
+) -> Iterator[Problem]:
+    if scan is None:
+        scan = _jsontext.scan_value(doc)
     if scan.problems:
         yield from scan.problems
         return
@@ -244,11 +247,21 @@ def iter_problems(
         verify_digests: Recompute each digest whose content the document carries.
     """
     if isinstance(doc, (str, bytes)):
-        doc, text, parse_problems = _jsontext.parse(doc)
-        if parse_problems:
-            yield from parse_problems
-            return
+        parsed = _jsontext.parse_document(doc)
+        yield from _parsed_problems(parsed, kind=kind, verify_digests=verify_digests)
+        return
     yield from iter_value_problems(doc, kind=kind, text=text, verify_digests=verify_digests)
+
+
+def _parsed_problems(
+    parsed: _jsontext.Parsed, *, kind: str | None = None, verify_digests: bool = False
+) -> Iterator[Problem]:
+    """Problems of a document parsed by ``_jsontext.parse_document`` (walked once only)."""
+    if parsed.problems:
+        yield from parsed.problems
+        return
+    problems = _document_problems(parsed.value, kind, verify_digests, parsed.scan)
+    yield from _locate(problems, parsed.text)
 
 
 def iter_value_problems(
@@ -259,7 +272,10 @@ def iter_value_problems(
     verify_digests: bool = False,
 ) -> Iterator[Problem]:
     """Like :func:`iter_problems` for an already parsed value (or model), even a JSON string."""
-    problems = _document_problems(_as_json(value), kind, verify_digests)
+    yield from _locate(_document_problems(_as_json(value), kind, verify_digests), text)
+
+
+def _locate(problems: Iterable[Problem], text: str | None) -> Iterator[Problem]:
     if text is None:
         yield from problems
         return

@@ -337,30 +337,34 @@ def _quick_scan(value: Any) -> tuple[bool, bool]:
     it holds an integral float: the common case, decided without building pointers."""
     integral = False
     seen: set[int] = set()
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    # Containers to look into, with their depth; scalars are checked where they are met.
+    # The root sits in a list of its own, at depth -1, to be checked like any child.
+    stack: list[tuple[Any, int]] = [([value], -1)]
     while stack:
         node, depth = stack.pop()
-        kind = type(node)
-        if kind is dict or kind is list:
-            if depth >= MAX_DEPTH or id(node) in seen:
-                return False, integral
-            seen.add(id(node))
-            if kind is dict:
-                for key in node:
-                    if type(key) is not str or (not key.isascii() and _SURROGATE.search(key)):
-                        return False, integral
-                node = node.values()
-            stack.extend((child, depth + 1) for child in node)
-        elif kind is str:
-            if not node.isascii() and _SURROGATE.search(node):
-                return False, integral
-        elif kind is float:
-            if not math.isfinite(node):
-                return False, integral
-            integral = integral or node.is_integer()
-        elif not (kind is int or kind is bool or node is None):
+        if depth >= MAX_DEPTH or id(node) in seen:
             return False, integral
+        seen.add(id(node))
+        if type(node) is dict:
+            if not all(_plain_key(key) for key in node):
+                return False, integral
+            node = node.values()
+        for child in node:
+            kind = type(child)
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is str:
+                if not child.isascii() and _SURROGATE.search(child):
+                    return False, integral
+            elif kind is float and math.isfinite(child):
+                integral = integral or child.is_integer()
+            elif not (kind is int or kind is bool or child is None):
+                return False, integral
     return True, integral
+
+
+def _plain_key(key: Any) -> bool:
+    return type(key) is str and (key.isascii() or _SURROGATE.search(key) is None)
 
 
 @attrs.define

@@ -77,6 +77,11 @@ def main(
     stdin: IO[bytes] | None = None,
 ) -> int:
     """Run ``kernelindex`` with ``argv``; return the exit status."""
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot show a character (or a lone surrogate from a file
+        # name) gets an escape, not a UnicodeEncodeError.
+        if isinstance(stream, _io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     io = Streams(
         stdout=stdout or sys.stdout or _ClosedStream("standard output"),  # type: ignore[arg-type]
         # Without a stderr there is nowhere to say anything: drop it.

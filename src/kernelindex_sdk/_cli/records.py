@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable
@@ -40,10 +41,14 @@ def _github(problem: documents.FileProblem) -> str:
     return f"::error {where}::{_data(message)}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _json_text(value: object) -> str:
-    # ensure_ascii=False keeps names readable; FileProblem.as_dict() has already
-    # replaced lone surrogates, which UTF-8 cannot carry.
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    # ensure_ascii=False keeps names readable; a lone surrogate (a file name that is
+    # not UTF-8) becomes its \u escape, which JSON allows and UTF-8 can carry.
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 class _Tally:

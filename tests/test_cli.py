@@ -332,7 +332,9 @@ def test_json_output_with_a_lone_surrogate_is_json(tmp_path: Path) -> None:
         result = _kernelindex("validate", "-q", "--format", form, str(path))
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
-    [problem] = json.loads(_kernelindex("validate", "--format", "json", str(path)).stdout)
+    output = _kernelindex("validate", "--format", "json", str(path)).stdout
+    assert '"pointer": "/run/metadata/labels/\\ud800"' in output
+    [problem] = json.loads(output)
     assert "lone surrogate" in problem["message"]
 
 
@@ -397,3 +399,20 @@ def test_digest_labels_every_json_lines_record_and_speaks_json(tmp_path: Path) -
     assert status == 1
     [entry] = json.loads(out)
     assert "expected an integer >= 0" in entry["error"]
+
+
+def test_a_file_name_that_is_not_utf8_prints_in_every_form(tmp_path: Path) -> None:
+    name = os.fsdecode(b"bad\xff.json")
+    path = tmp_path / name
+    path.write_bytes((BAD / "negative-latency.json").read_bytes())
+    for argv in (
+        ("validate", "--format", "text", str(path)),
+        ("validate", "--format", "github", str(path)),
+        ("validate", "--format", "json", str(path)),
+        ("digest", "--format", "json", str(path)),
+        ("digest", str(path)),
+    ):
+        result = _kernelindex(*argv)
+        assert result.returncode == 1, argv
+        assert "Traceback" not in result.stderr
+        assert "bad\\udcff.json" in result.stdout + result.stderr

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -56,7 +55,6 @@ _KIND_OF_KEY: Final = {
     "protocol": "BenchmarkProtocol",
     "environment": "ExecutionEnvironment",
 }
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 OnError = Callable[[InputError], None]
 
@@ -102,14 +100,15 @@ class FileProblem:
     def as_dict(self) -> dict[str, Any]:
         """The problem as a JSON object (``kernelindex validate --format json``).
 
-        Lone surrogates in the pointer or message (from a file's keys) are replaced by
-        U+FFFD so the object can be written as UTF-8; a key is cut to 80 characters.
+        Each key in the pointer is cut to 80 characters and the message to
+        :data:`MAX_MESSAGE`. A lone surrogate (from a key, or a file name that is not
+        UTF-8) stays: write it with ``ensure_ascii=True``, or as its ``\\u`` escape.
         """
         p = self.problem
         return {
-            "source": _SURROGATE.sub("\ufffd", self.source),
-            "pointer": _SURROGATE.sub("\ufffd", _cut_pointer(p.pointer)),
-            "message": _SURROGATE.sub("\ufffd", p.message[:MAX_MESSAGE]),
+            "source": self.source,
+            "pointer": _cut_pointer(p.pointer),
+            "message": p.message[:MAX_MESSAGE],
             "code": p.code,
             "line": p.line,
             "column": p.column,

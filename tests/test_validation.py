@@ -426,10 +426,22 @@ def test_failed_run_with_latency_measurements_is_a_contradiction(
     assert ki.validate(example) == []
 
 
-@pytest.mark.parametrize("value", [1e308, 1.7e308])
-def test_time_measurement_overflowing_in_ns_is_a_problem(
-    example: dict[str, Any], value: float
+@pytest.mark.parametrize(
+    ("unit", "value", "fragment"),
+    [
+        ("s", 1e308, "1e+308 s overflows a double when converted to ns"),
+        ("s", 1.7e308, "when converted to ns"),
+        ("ns", 10**400, "ns overflows a double"),
+        ("ns", -(10**400), "ns overflows a double"),
+    ],
+)
+def test_measurement_overflowing_a_double_is_a_problem(
+    example: dict[str, Any], unit: str, value: float, fragment: str
 ) -> None:
-    example["run"]["spec"]["measurements"][1].update(unit="s", value=value)
-    [problem] = ki.validate(example)
-    assert problem.code == "out-of-range"
+    example["run"]["spec"]["measurements"][1].update(unit=unit, value=value)
+    problems = ki.validate(example)
+    assert problems
+    assert problems[0].code in ("out-of-range", "minimum")
+    if value > 0:
+        [problem] = problems
+        assert fragment in problem.message

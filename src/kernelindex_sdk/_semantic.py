@@ -47,6 +47,8 @@ _UNITS: Final = {
     "TFLOP/s": ("flop/s", 10**12),
     "1": ("one", 1),
 }
+# The unit each dimension's values are compared in.
+_BASE_UNIT: Final = {"time": "ns", "bytes": "B", "bytes/s": "B/s", "flop/s": "FLOP/s", "one": "1"}
 _TIME_UNITS: Final = ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == "time")
 # The dimension a metric's unit must have, for metrics whose name fixes it.
 _METRIC_DIMENSION: Final = {"latency": "time"}
@@ -70,6 +72,15 @@ class RecordView:
 Check = Callable[[RecordView], Iterator[Problem]]
 
 
+def _scaled(value: float, factor: int) -> float:
+    """``value * factor`` as a float; infinite when no double can hold it (1e308 s in ns,
+    or an integer of 400 digits)."""
+    try:
+        return float(value) * factor
+    except OverflowError:
+        return math.inf
+
+
 def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, float, str]]:
     """Yield (metric, statistic, value in base units, pointer) of a run's measured values."""
     spec = run["spec"]
@@ -79,7 +90,7 @@ def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, fl
         dimension, factor = _UNITS[m["unit"]]
         if _METRIC_DIMENSION.get(m["metric"], dimension) != dimension:
             continue  # check_units reports it; comparing GiB with ns means nothing
-        value = m["value"] * factor
+        value = _scaled(m["value"], factor)
         if math.isfinite(value):
             yield m["metric"], m["statistic"], value, f"{run_at}/spec/measurements/{i}"
 
@@ -114,7 +125,7 @@ def check_median_matches(view: RecordView) -> Iterator[Problem]:
     for i, m in enumerate(spec.get("measurements", ())):
         if m["metric"] == "latency" and m["statistic"] == "median":
             dimension, factor = _UNITS[m["unit"]]
-            in_ns = m["value"] * factor
+            in_ns = _scaled(m["value"], factor)
             if dimension == "time" and math.isfinite(in_ns) and round(in_ns) != median:
                 yield Problem(
                     pointer=f"{view.run_at}/spec/measurements/{i}/value",
@@ -168,7 +179,8 @@ def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
 
 
 def check_units(view: RecordView) -> Iterator[Problem]:
-    """A latency is measured in a time unit, and converts to nanoseconds without overflow."""
+    """A latency is measured in a time unit; a value converts to its base unit (ns, B...)
+    without overflowing a double."""
     if view.run is None:
         return
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
@@ -184,11 +196,13 @@ def check_units(view: RecordView) -> Iterator[Problem]:
                 ),
                 code="unit-dimension",
             )
-        elif dimension == "time" and not math.isfinite(m["value"] * factor):
+        elif not math.isfinite(_scaled(m["value"], factor)):
+            base = _BASE_UNIT[dimension]
             yield Problem(
                 pointer=f"{pointer}/value",
                 message=(
-                    f"{short_repr(m['value'])} {m['unit']} overflows a double when converted to ns"
+                    f"{short_repr(m['value'])} {m['unit']} overflows a double"
+                    + (f" when converted to {base}" if base != m["unit"] else "")
                 ),
                 code="out-of-range",
             )

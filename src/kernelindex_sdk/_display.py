@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["MAX_TOKEN", "printable", "printable_pointer"]
+__all__ = ["MAX_TOKEN", "cut_pointer", "printable", "printable_pointer"]
 
 #: The most characters of one pointer token (a key) that output shows.
 MAX_TOKEN: Final = 80
@@ -48,8 +48,13 @@ def printable(text: str, limit: int | None = None) -> str:
     return _UNPRINTABLE.sub(_escape, text)
 
 
-def printable_pointer(pointer: str) -> str:
-    """A JSON pointer for output: each token cut to :data:`MAX_TOKEN` characters, escaped."""
-    if len(pointer) <= MAX_TOKEN and _UNPRINTABLE.search(pointer) is None:
+def cut_pointer(pointer: str) -> str:
+    """A JSON pointer with each token (key) cut to :data:`MAX_TOKEN` characters."""
+    if len(pointer) <= MAX_TOKEN:
         return pointer
-    return printable("/".join(_cut(token, MAX_TOKEN) for token in pointer.split("/")))
+    return "/".join(_cut(token, MAX_TOKEN) for token in pointer.split("/"))
+
+
+def printable_pointer(pointer: str) -> str:
+    """A JSON pointer for output: cut by :func:`cut_pointer`, then escaped."""
+    return printable(cut_pointer(pointer))

@@ -25,7 +25,7 @@ from typing import IO, Any, Final
 import attrs
 
 from . import _jsontext, validation
-from ._display import printable, printable_pointer
+from ._display import cut_pointer, printable, printable_pointer
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 
@@ -107,19 +107,12 @@ class FileProblem:
         p = self.problem
         return {
             "source": self.source,
-            "pointer": _cut_pointer(p.pointer),
+            "pointer": cut_pointer(p.pointer),
             "message": p.message[:MAX_MESSAGE],
             "code": p.code,
             "line": p.line,
             "column": p.column,
         }
-
-
-def _cut_pointer(pointer: str) -> str:
-    tokens = pointer.split("/")
-    if all(len(t) <= 80 for t in tokens):
-        return pointer
-    return "/".join(t if len(t) <= 80 else t[:67] + "..." + t[-10:] for t in tokens)
 
 
 @attrs.frozen

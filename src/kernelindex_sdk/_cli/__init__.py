@@ -21,9 +21,12 @@ from typing import IO, Any
 from .. import __version__
 from ..errors import InputError, KernelIndexError
 from . import bench, importer, records
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["main"]
+
+# Subcommands in the order --help lists them; each module adds its parsers.
+_COMMANDS = (records, importer, bench)
 
 
 class _ClosedStream(_io.TextIOBase):
@@ -44,17 +47,6 @@ class _ClosedStream(_io.TextIOBase):
 
     def flush(self) -> None:
         pass
-
-
-def _silence_stdout() -> None:
-    """Point file descriptor 1 at /dev/null, so the exit's flush meets no broken pipe."""
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-
-
-# Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -112,15 +104,13 @@ def _run(args: argparse.Namespace, io: Streams) -> int:
         return EXIT_INVALID
     except BrokenPipeError:
         # Commands whose verdict depends on what they print catch this themselves.
-        if io.stdout is sys.stdout:
-            _silence_stdout()
+        silence_stdout(io)
         return EXIT_OK
     except OSError as err:
         # Only the standard streams are written outside the library's InputError.
         where = "standard output" if err.filename is None else err.filename
         print(f"kernelindex: {where}: {err.strerror or err}", file=io.stderr)
-        if io.stdout is sys.stdout:
-            _silence_stdout()
+        silence_stdout(io)
         return EXIT_USAGE
     except KeyboardInterrupt:
         # Records already written stay: the writer flushed each one.

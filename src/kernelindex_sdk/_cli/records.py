@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import re
-import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +13,7 @@ from .. import documents, validation
 from .._display import printable, printable_pointer
 from .._schemas import SCHEMA_FILES, load_schemas
 from ..errors import InputError, KernelIndexError
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["register"]
 
@@ -97,7 +94,7 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
         except BrokenPipeError:
             # The reader went away (| head -1): the verdict so far stands, and a
             # problem was being printed, so it is not a pass.
-            _stop_output(io)
+            silence_stdout(io)
             return max(tally.status, EXIT_INVALID)
     for warning in caught:
         print(f"kernelindex: {warning.message}", file=io.stderr)
@@ -110,20 +107,37 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
     return tally.status
 
 
-def _stop_output(io: Streams) -> None:
-    # Whatever is still buffered for the closed pipe must not fail again at exit.
-    if io.stdout is sys.stdout:
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-
-
 def _comparison(c: validation.DigestComparison) -> tuple[str, str | None]:
     if c.error is not None:
         return f"cannot compute: {c.error}", None
     if c.computed is None:
         return "not recomputable: the input lacks the object", None
     return ("ok" if c.matches else "MISMATCH"), c.computed
+
+
+def _digest_entry(
+    document: documents.Document, comparisons: list[validation.DigestComparison]
+) -> dict[str, object]:
+    digests = [
+        {
+            "field": c.field,
+            "declared": c.declared,
+            "computed": c.computed,
+            "matches": c.matches,
+            "verdict": _comparison(c)[0],
+        }
+        for c in comparisons
+    ]
+    return {"source": document.source, "line": document.line, "digests": digests}
+
+
+def _print_digests(where: str, comparisons: list[validation.DigestComparison], io: Streams) -> None:
+    print(where, file=io.stdout)
+    for c in comparisons:
+        verdict, computed = _comparison(c)
+        print(f"  {c.field}", file=io.stdout)
+        print(f"    declared  {c.declared}", file=io.stdout)
+        print(f"    computed  {computed or '-'}  {verdict}", file=io.stdout)
 
 
 def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
@@ -135,47 +149,32 @@ def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
         status = EXIT_USAGE
         print(f"kernelindex: {err}", file=io.stderr)
 
-    for document in documents.iter_documents([args.path], stdin=io.stdin, on_error=unreadable):
-        where = printable(document.label)
-        try:
-            comparisons = validation.compare_digests(document.text)
-        except KernelIndexError as err:
+    try:
+        for document in documents.iter_documents([args.path], stdin=io.stdin, on_error=unreadable):
+            where = printable(document.label)
+            try:
+                comparisons = validation.compare_digests(document.text)
+            except KernelIndexError as err:
+                status = max(status, EXIT_INVALID)
+                if args.format == "json":
+                    entries.append(
+                        {"source": document.source, "line": document.line, "error": str(err)}
+                    )
+                else:
+                    print(f"{where}: {err}", file=io.stderr)
+                continue
+            if any(c.matches is False for c in comparisons):
+                status = max(status, EXIT_INVALID)
             if args.format == "json":
-                entries.append(
-                    {"source": document.source, "line": document.line, "error": str(err)}
-                )
+                entries.append(_digest_entry(document, comparisons))
             else:
-                print(f"{where}: {err}", file=io.stderr)
-            status = max(status, EXIT_INVALID)
-            continue
-        if any(c.matches is False for c in comparisons):
-            status = max(status, EXIT_INVALID)
+                _print_digests(where, comparisons, io)
         if args.format == "json":
-            entries.append(
-                {
-                    "source": document.source,
-                    "line": document.line,
-                    "digests": [
-                        {
-                            "field": c.field,
-                            "declared": c.declared,
-                            "computed": c.computed,
-                            "matches": c.matches,
-                            "verdict": _comparison(c)[0],
-                        }
-                        for c in comparisons
-                    ],
-                }
-            )
-            continue
-        print(where, file=io.stdout)
-        for c in comparisons:
-            verdict, computed = _comparison(c)
-            print(f"  {c.field}", file=io.stdout)
-            print(f"    declared  {c.declared}", file=io.stdout)
-            print(f"    computed  {computed or '-'}  {verdict}", file=io.stdout)
-    if args.format == "json":
-        io.stdout.write(_json_text(entries))
+            io.stdout.write(_json_text(entries))
+        io.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away: the verdict so far stands.
+        silence_stdout(io)
     return status
 
 

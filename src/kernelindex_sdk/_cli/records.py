@@ -212,7 +212,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " twice is read once. Prints one line per problem, and a summary on standard"
             " error. Exits 0 when all are valid, 1 when any is invalid, 2 on usage errors or"
             " when an input could not be read (the others are still checked)."
-            f" One document may hold at most {documents.MAX_DOCUMENT_BYTES} bytes."
+            f" One document (a .json file, a JSON Lines line, or standard input) may hold"
+            f" at most {documents.MAX_DOCUMENT_BYTES // 2**20} MiB."
         ),
     )
     validate.add_argument("paths", nargs="+", metavar="PATH")

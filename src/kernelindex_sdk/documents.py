@@ -12,6 +12,7 @@ JSON Lines are read line by line, so their files may be of any length.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -416,11 +417,12 @@ def _needs_newline(path: str) -> bool:
 
 
 class JSONLinesWriter:
-    """Appends records to a JSON Lines file one by one, each flushed as it is written.
+    """Appends records to a JSON Lines file one by one, each written as it comes.
 
-    A process interrupted or killed afterwards leaves every record it finished (the
-    operating system holds flushed bytes); closing also syncs a regular file to disk.
-    ``-`` writes to a stream instead.
+    Each record reaches a file in one unbuffered write of its whole line, so a process
+    interrupted (SIGINT) or killed leaves every record it finished and no part of the
+    next; closing also syncs a regular file to disk. ``-`` writes to a stream instead,
+    flushed after each record.
 
     Nothing is created before the first record, or :meth:`open`: a command that fails
     before producing anything leaves no empty file. Appending to a file whose last
@@ -430,28 +432,26 @@ class JSONLinesWriter:
 
     def __init__(self, path: str | Path, *, stream: IO[str] | None = None) -> None:
         self._path = str(path)
+        self._where = "<stdout>" if self._path == STDIN else self._path
         self._stream = stream
-        self._file: IO[str] | None = None
-        self._failed = False
+        self._file: IO[bytes] | None = None
+        self._opened = False
+        self._pending = b""
 
-    def open(self) -> IO[str]:
-        """Open (create) the file now, if not yet open; return it.
+    def open(self) -> None:
+        """Open (create) the file now, if not yet open.
 
         Raises:
-            InputError: when the file cannot be opened or written.
+            InputError: when the file cannot be opened.
         """
-        if self._file is not None:
-            return self._file
-        if self._path == STDIN:
-            self._file = self._stream or sys.stdout
-            return self._file
-        with input_errors(self._path):
-            newline = _needs_newline(self._path)
-            file = open(self._path, "a", encoding="utf-8")  # noqa: SIM115 (see close())
-            if newline:
-                file.write("\n")
-        self._file = file
-        return file
+        if self._opened:
+            return
+        if self._path != STDIN:
+            with input_errors(self._path):
+                if _needs_newline(self._path):
+                    self._pending = b"\n"
+                self._file = open(self._path, "ab", buffering=0)  # noqa: SIM115 (see close())
+        self._opened = True
 
     def write(self, record: Any) -> None:
         """Append one record (a model instance or its JSON value) as one line.
@@ -461,44 +461,43 @@ class JSONLinesWriter:
             InputError: when the file cannot be written (a full disk, say).
         """
         line = _json_text(record, indent=None) + "\n"
-        file = self.open()
-        try:
-            with input_errors(self._path if self._path != STDIN else "<stdout>"):
-                file.write(line)
-                file.flush()
-        except InputError:
-            # Reported once: closing then drops what could not be written.
-            self._failed = True
-            raise
+        self.open()
+        with input_errors(self._where):
+            if self._file is None:
+                stream = self._stream or sys.stdout
+                stream.write(line)
+                stream.flush()
+                return
+            data = memoryview(self._pending + line.encode("utf-8"))
+            # One write takes a whole line to a regular file; a pipe may take less.
+            while data:
+                written = self._file.write(data)
+                if not written:
+                    raise OSError(errno.EAGAIN, "the output takes no more data")
+                data = data[written:]
+            self._pending = b""
 
     def close(self) -> None:
-        """Sync the file to disk and close it (a stream is only flushed).
+        """Sync a regular file to disk and close it (a stream is only flushed).
 
         Raises:
-            InputError: when the last bytes cannot be written.
+            InputError: when the stream cannot be flushed or the file synced.
         """
-        if self._file is None:
+        if not self._opened:
             return
+        self._opened = False
         file, self._file = self._file, None
-        where = self._path if self._path != STDIN else "<stdout>"
-        if self._failed:
-            if self._path != STDIN:
-                with contextlib.suppress(OSError):
-                    file.close()
-            return
-        if self._path == STDIN:
-            with input_errors(where):
-                file.flush()
+        if file is None:
+            with input_errors(self._where):
+                (self._stream or sys.stdout).flush()
             return
         try:
-            with input_errors(where):
-                file.flush()
-                # Only a regular file can be synced: /dev/null, a pipe or a terminal
-                # refuses fsync, and has nothing to keep.
-                if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            # Only a regular file can be synced: /dev/null, a pipe or a terminal
+            # refuses fsync, and has nothing to keep.
+            if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                with input_errors(self._where):
                     os.fsync(file.fileno())
         finally:
-            # A failure above is the one to report.
             with contextlib.suppress(OSError):
                 file.close()
 

@@ -41,6 +41,9 @@ MAX_DEPTH: Final = 128
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_STR_ONLY: Final = frozenset({str})
+# Containers the quick pass walks before leaving a value to the full walk.
+_QUICK_BUDGET: Final = 1_000_000
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -333,38 +336,44 @@ def scan_value(value: Any) -> ValueScan:
 
 
 def _quick_scan(value: Any) -> tuple[bool, bool]:
-    """Whether ``value`` is plainly a JSON value (no container reached twice), and whether
-    it holds an integral float: the common case, decided without building pointers."""
+    """Whether ``value`` is plainly a JSON value, and whether it holds an integral float.
+
+    The common case, decided level by level without pointers. A cycle shows as nesting
+    past MAX_DEPTH, and containers shared so much that the walk grows past
+    _QUICK_BUDGET give up too: :func:`scan_value`'s walk then tells what it is.
+    """
     integral = False
-    seen: set[int] = set()
-    # Containers to look into, with their depth; scalars are checked where they are met.
+    budget = _QUICK_BUDGET
     # The root sits in a list of its own, at depth -1, to be checked like any child.
-    stack: list[tuple[Any, int]] = [([value], -1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth >= MAX_DEPTH or id(node) in seen:
+    level: list[Any] = [[value]]
+    depth = -1
+    while level:
+        if depth >= MAX_DEPTH or budget < 0:
             return False, integral
-        seen.add(id(node))
-        if type(node) is dict:
-            if not all(_plain_key(key) for key in node):
-                return False, integral
-            node = node.values()
-        for child in node:
-            kind = type(child)
-            if kind is dict or kind is list:
-                stack.append((child, depth + 1))
-            elif kind is str:
-                if not child.isascii() and _SURROGATE.search(child):
+        below: list[Any] = []
+        for node in level:
+            children = node
+            if type(node) is dict:
+                # Both checks run in C: every key a str, and no lone surrogate in any.
+                keys = "".join(node) if _STR_ONLY.issuperset(map(type, node)) else None
+                if keys is None or (not keys.isascii() and _SURROGATE.search(keys)):
                     return False, integral
-            elif kind is float and math.isfinite(child):
-                integral = integral or child.is_integer()
-            elif not (kind is int or kind is bool or child is None):
-                return False, integral
+                children = node.values()
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is str:
+                    if not child.isascii() and _SURROGATE.search(child):
+                        return False, integral
+                elif kind is float and math.isfinite(child):
+                    integral = integral or child.is_integer()
+                elif not (kind is int or kind is bool or child is None):
+                    return False, integral
+        budget -= len(below)
+        level = below
+        depth += 1
     return True, integral
-
-
-def _plain_key(key: Any) -> bool:
-    return type(key) is str and (key.isascii() or _SURROGATE.search(key) is None)
 
 
 @attrs.define

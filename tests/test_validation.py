@@ -445,3 +445,12 @@ def test_measurement_overflowing_a_double_is_a_problem(
     if value > 0:
         [problem] = problems
         assert fragment in problem.message
+
+
+def test_a_value_sharing_at_every_level_is_refused_not_walked_forever() -> None:
+    """2^100 paths through 100 shared lists: too large, said at once."""
+    shared: list[Any] = [1]
+    for _ in range(100):
+        shared = [shared, shared]
+    [problem] = ki.validate({"run": shared})
+    assert "too large to check" in problem.message

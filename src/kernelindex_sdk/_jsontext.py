@@ -311,7 +311,9 @@ def scan_value(value: Any) -> ValueScan:
     ``float``, ``bool`` and ``None``, of exactly those types (a ``str`` subclass or an
     ``IntEnum`` is not one), strings without lone surrogates, nested at most
     :data:`MAX_DEPTH` deep, and containing no container inside itself (a cycle). A
-    container shared by two places, not a cycle, is walked at each.
+    container shared by two places is no cycle, but counts at each: a value that
+    expands to more than 1,000,000 arrays and objects is refused as too large, since
+    every validator and writer would walk all of them.
 
     Returns:
         The problems found (the walk stops below a container that is too deep or
@@ -320,6 +322,14 @@ def scan_value(value: Any) -> ValueScan:
     plain, integral = _quick_scan(value)
     if plain:
         return ValueScan(problems=[], integral_float=integral)
+    if plain is None:
+        # Validators expand shared containers: a value that shares at every level
+        # would take them exponential time.
+        message = f"more than {_QUICK_BUDGET} arrays and objects; too large to check"
+        return ValueScan(
+            problems=[Problem(pointer="", message=message, code="json-value")],
+            integral_float=integral,
+        )
     scan = _Scan()
     # (pointer, node, depth); an _EXIT entry takes its container off the current path.
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
@@ -335,12 +345,13 @@ def scan_value(value: Any) -> ValueScan:
     return ValueScan(problems=scan.problems, integral_float=scan.integral)
 
 
-def _quick_scan(value: Any) -> tuple[bool, bool]:
+def _quick_scan(value: Any) -> tuple[bool | None, bool]:
     """Whether ``value`` is plainly a JSON value, and whether it holds an integral float.
 
-    The common case, decided level by level without pointers. A cycle shows as nesting
-    past MAX_DEPTH, and containers shared so much that the walk grows past
-    _QUICK_BUDGET give up too: :func:`scan_value`'s walk then tells what it is.
+    The common case, decided level by level without pointers; a cycle shows as nesting
+    past MAX_DEPTH, and :func:`scan_value`'s walk then tells what is wrong. ``None``
+    when the walk meets more than _QUICK_BUDGET containers (counting a shared one
+    each time it is met).
     """
     integral = False
     budget = _QUICK_BUDGET
@@ -348,7 +359,9 @@ def _quick_scan(value: Any) -> tuple[bool, bool]:
     level: list[Any] = [[value]]
     depth = -1
     while level:
-        if depth >= MAX_DEPTH or budget < 0:
+        if budget < 0:
+            return None, integral
+        if depth >= MAX_DEPTH:
             return False, integral
         below: list[Any] = []
         for node in level:

@@ -69,7 +69,7 @@ CASES: dict[str, tuple[bytes, str]] = {
     ),
     "missing-run.json": (
         json.dumps({"protocol": EXAMPLE["protocol"], "run2": 1}).encode(),
-        "unsupported no apiVersion",
+        "(document): 'run' is a required property",
     ),
     "missing-spec.json": (edit(deleter("/run/spec")), "'spec' is a required property"),
     "missing-observed-at.json": (
@@ -226,6 +226,144 @@ CASES: dict[str, tuple[bytes, str]] = {
         ":2:",
     ),
 }
+
+
+def failed(extra: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        spec = doc["run"]["spec"]
+        spec.update(status="failed", failure={"reason": "error", "message": "CUDA error"})
+        del spec["timing"]
+        extra(doc)
+
+    return change
+
+
+MEDIAN = '"median": 2290080'
+# Issue 10: false passes, contradictions and crashes, each class with several cases.
+CASES.update(
+    {
+        # Patterns: jsonschema-rs (ECMA-262) refuses a final newline; its verdict stands.
+        "newline-run-name.json": (
+            edit(setter("/run/metadata/name", RUN["metadata"]["name"] + "\n")),
+            "(ends with a newline) [pattern]",
+        ),
+        "newline-digest.json": (
+            edit(setter("/run/spec/protocolDigest", RUN["spec"]["protocolDigest"] + "\n")),
+            "/run/spec/protocolDigest: expected a string matching /^sha256:[0-9a-f]{64}",
+        ),
+        "newline-label-key.json": (
+            edit(setter("/run/metadata/labels/liger\n", "x")),
+            "bad key: expected a string matching",
+        ),
+        "newline-observed-at.json": (
+            edit(setter("/run/spec/observedAt", RUN["spec"]["observedAt"] + "\n")),
+            "/run/spec/observedAt",
+        ),
+        "newline-family.json": (
+            edit(setter("/protocol/spec/comparability/family", "liger_kernel_bench\n")),
+            "/protocol/spec/comparability/family",
+        ),
+        "feff-in-repository.json": (
+            edit(
+                setter(
+                    "/protocol/spec/harness/repository",
+                    "https://github.com/linkedin/\ufeffLiger-Kernel",
+                )
+            ),
+            "/protocol/spec/harness/repository",
+        ),
+        # Integral floats in integer fields: the published form writes 2290080.
+        "integral-float-median.json": (
+            TEXT.replace(MEDIAN, MEDIAN + ".0").encode(),
+            "expected an integer, got 2290080.0; write an integer without a fractional part",
+        ),
+        "integral-float-exponent.json": (
+            TEXT.replace(MEDIAN, '"median": 2.29008e6').encode(),
+            "/run/spec/timing/latencyNs/median: expected an integer, got 2290080.0",
+        ),
+        "observed-at-year-0000.json": (
+            edit(setter("/run/spec/observedAt", "0000-05-27T17:14:29.000Z")),
+            "/run/spec/observedAt",
+        ),
+        # Contradictions.
+        "failed-with-latency.json": (
+            edit(failed(lambda d: None)),
+            "a failed run has no valid timing, but carries latency p20",
+        ),
+        "failed-with-ms-measurement.json": (
+            edit(
+                failed(
+                    lambda d: d["run"]["spec"]["measurements"].__setitem__(
+                        slice(None),
+                        [{"unit": "ms", "value": 2.2, "metric": "step", "statistic": "mean"}],
+                    )
+                )
+            ),
+            "[failed-with-timing]",
+        ),
+        "latency-in-bytes.json": (
+            edit(setter("/run/spec/measurements/0/unit", "B")),
+            "latency p20 is in 'B', a unit of bytes; expected a time unit",
+        ),
+        "latency-in-gbps.json": (
+            edit(setter("/run/spec/measurements/1/unit", "GB/s")),
+            "is in 'GB/s', a unit of bytes/s; expected a time unit",
+        ),
+        "latency-quantile-in-gib.json": (
+            edit(setter("/run/spec/measurements/1/unit", "GiB")),
+            "/run/spec/measurements/1/unit: latency p80 is in 'GiB'",
+        ),
+        # Crashes before: numbers Python cannot read or convert.
+        "integer-too-long.json": (
+            TEXT.replace(MEDIAN, '"median": ' + "9" * 5000).encode(),
+            "has 5000 digits; at most 4300 can be read [integer-too-long]",
+        ),
+        "negative-integer-too-long.json": (
+            TEXT.replace("2288390", "-" + "1" * 4301).encode(),
+            "[integer-too-long]",
+        ),
+        "number-1e400.json": (
+            TEXT.replace(MEDIAN, '"median": 1e400').encode(),
+            "number 1e400 is out of range",
+        ),
+        "metric-minus-1e400.json": (
+            TEXT.replace("2.2883904933929444", "-1e400").encode(),
+            "/run/spec/sourceNative/metrics/ms_20: number -1e400 is out of range",
+        ),
+        "measurement-1e308-seconds.json": (
+            edit(lambda d: d["run"]["spec"]["measurements"][1].update(unit="s", value=1e308)),
+            "overflows a double when converted to ns [out-of-range]",
+        ),
+        "lone-surrogate-key.json": (
+            TEXT.replace('"liger_version"', '"\\ud800"').encode(),
+            "key holds a lone surrogate U+D800",
+        ),
+        "lone-surrogate-value.json": (
+            TEXT.replace('"0.8.0"', '"0.8.0\\udfff"').encode(),
+            "string holds a lone surrogate U+DFFF",
+        ),
+        "control-characters-in-key.json": (
+            edit(setter("/run/metadata/labels/a\nb.json:1:1: forged\x1b[31m", "x")),
+            "/run/metadata/labels/a\\nb.json:1:1: forged\\x1b[31m: bad key",
+        ),
+        "jsonl-form-feed-line.jsonl": (
+            (json.dumps(EXAMPLE) + "\n\f\n").encode(),
+            ":2:1: (document): expecting value [json]",
+        ),
+        "jsonl-vertical-tab-line.jsonl": (b"\v\n", ":1:1: (document): expecting value"),
+        "form-feed-only.json": (b"\f", "expecting value [json]"),
+        "bundle-without-run.json": (
+            json.dumps(
+                {"protocol": EXAMPLE["protocol"], "environment": EXAMPLE["environment"]}
+            ).encode(),
+            "(document): 'run' is a required property [required]",
+        ),
+        "invalid-utf8-column-in-characters.json": (
+            '{"a": "ééé'.encode() + b"\xff" + b'"}',
+            "1:11: (document): invalid UTF-8",
+        ),
+    }
+)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,8 +32,11 @@ def test_version_and_help() -> None:
     assert run("--help")[0] == 0
 
 
-def test_valid_file_exits_zero_silently() -> None:
-    assert run("validate", "--verify-digests", str(EXAMPLE)) == (0, "", "")
+def test_valid_file_exits_zero_with_a_summary_that_quiet_silences() -> None:
+    status, out, err = run("validate", "--verify-digests", str(EXAMPLE))
+    assert (status, out) == (0, "")
+    assert err == "kernelindex: 1 document(s): 1 valid, 0 invalid\n"
+    assert run("validate", "-q", "--verify-digests", str(EXAMPLE)) == (0, "", "")
 
 
 def test_invalid_file_exits_one_with_one_line_per_problem() -> None:
@@ -42,7 +46,7 @@ def test_invalid_file_exits_one_with_one_line_per_problem() -> None:
         f"{BAD / 'unknown-key.json'}:9:11: /run/spec/timing/latencyNs/medain:"
         " unknown key 'medain'; did you mean 'median'? [additionalProperties]"
     ]
-    assert err == ""
+    assert err == "kernelindex: 1 document(s): 0 valid, 1 invalid\n"
 
 
 def test_missing_path_is_a_usage_error() -> None:
@@ -148,7 +152,7 @@ def test_import_liger_writes_valid_json_lines(tmp_path: Path) -> None:
     assert status == 0, err
     assert "imported 236 row(s); 0 rejected" in err
     assert len(out.read_text().splitlines()) == 236
-    assert run("validate", "--verify-digests", str(out)) == (0, "", "")
+    assert run("validate", "-q", "--verify-digests", str(out)) == (0, "", "")
 
 
 def test_import_liger_reports_bad_rows_and_keeps_the_rest(tmp_path: Path) -> None:
@@ -191,3 +195,224 @@ def test_bench_refuses_unknown_implementations(tmp_path: Path) -> None:
     status, _, err = run("bench", "jsd", "--impl", "cuda-magic", "-o", str(tmp_path / "x"))
     assert status == 2
     assert "unknown --impl cuda-magic" in err
+
+
+# Issue 10: hostile command lines, streams and files.
+
+
+def _kernelindex(*argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kernelindex_sdk", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        **kwargs,
+    )
+
+
+def _closed(fd: int) -> Any:
+    return lambda: os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("argv", "fd", "status", "stderr"),
+    [
+        (("schema",), 1, 2, "kernelindex: standard output: Bad file descriptor\n"),
+        (("schema",), 0, 0, ""),
+        (("validate", "-q", "-"), 0, 2, "kernelindex: <stdin>: Bad file descriptor\n"),
+        (("validate", "-q", str(BAD / "negative-latency.json")), 1, 2, None),
+    ],
+    ids=["schema>&-", "schema<&-", "validate-<&-", "validate-bad>&-"],
+)
+def test_closed_standard_streams_are_an_io_error(
+    argv: tuple[str, ...], fd: int, status: int, stderr: str | None
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kernelindex_sdk", *argv],
+        stdout=subprocess.PIPE if fd != 1 else None,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        # The child must start without the stream, as after `>&-` in a shell.
+        preexec_fn=_closed(fd),
+    )
+    assert result.returncode == status, result.stderr
+    assert "Traceback" not in result.stderr
+    if stderr is not None:
+        assert result.stderr == stderr
+    else:
+        assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("argv", [("schema", "BenchmarkRun"), ("validate", str(BAD))])
+def test_full_disk_on_stdout_is_one_line_and_exit_two(argv: tuple[str, ...]) -> None:
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "kernelindex_sdk", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[0] == (
+        "kernelindex: standard output: No space left on device"
+    )
+    assert "Traceback" not in result.stderr
+    assert "Exception ignored" not in result.stderr
+
+
+def test_a_broken_pipe_keeps_the_verdict() -> None:
+    """`kernelindex validate tests/bad | head -1` exits 1, quietly."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelindex_sdk", "validate", "-q", str(BAD)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()
+    status = process.wait()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert first.startswith(str(BAD).encode())
+    assert status == 1
+    assert stderr == ""
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "/dev/stdout"])
+def test_import_to_a_device_is_not_an_fsync_failure(target: str) -> None:
+    csv = Path(__file__).parent / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
+    result = _kernelindex("import", "liger", str(csv), "-o", target)
+    assert result.returncode == 0, result.stderr
+    assert "imported 236 row(s)" in result.stderr
+    if target == "/dev/stdout":
+        assert len(result.stdout.splitlines()) == 236
+
+
+def test_import_of_a_missing_csv_creates_no_output(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    status, _, err = run("import", "liger", str(tmp_path / "missing.csv"), "-o", str(out))
+    assert status == 2
+    assert "missing.csv" in err
+    assert not out.exists()
+
+
+def test_text_output_escapes_file_names_and_keys(tmp_path: Path) -> None:
+    doc = json.loads(EXAMPLE.read_text())
+    doc["run"]["metadata"]["labels"]["x\nforged.json:1:1: /run: fake [json]"] = "v"
+    path = tmp_path / "a\rb\nc.json"
+    path.write_text(json.dumps(doc))
+    status, out, _ = run("validate", str(path))
+    assert status == 1
+    [line] = out.splitlines()
+    assert line.startswith(f"{tmp_path}/a\\rb\\nc.json: /run/metadata/labels/x\\nforged.json")
+
+
+def test_github_output_escapes_properties_and_message(tmp_path: Path) -> None:
+    doc = json.loads(EXAMPLE.read_text())
+    doc["run"]["spec"]["status"] = "100%\r\nok"
+    path = tmp_path / "a:b,c%d.json"
+    path.write_text(json.dumps(doc))
+    status, out, _ = run("validate", "--format", "github", str(path))
+    assert status == 1
+    [line] = out.splitlines()
+    assert line.startswith(f"::error file={str(tmp_path).replace(':', '%3A')}/a%3Ab%2Cc%25d.json,")
+    message = line.split("::", 2)[2]
+    assert "100%25\\r\\nok" in message
+    assert "\r" not in line
+
+
+def test_json_output_with_a_lone_surrogate_is_json(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(EXAMPLE.read_bytes().replace(b'"liger_version"', b'"\\ud800"'))
+    for form in ("json", "github", "text"):
+        result = _kernelindex("validate", "-q", "--format", form, str(path))
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
+    output = _kernelindex("validate", "--format", "json", str(path)).stdout
+    assert '"pointer": "/run/metadata/labels/\\ud800"' in output
+    [problem] = json.loads(output)
+    assert "lone surrogate" in problem["message"]
+
+
+def test_printed_values_are_capped(tmp_path: Path) -> None:
+    doc = json.loads(EXAMPLE.read_text())
+    doc["run"]["spec"]["timing"]["latencyNs"]["k" * 1_000_000] = 1
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    for form in ("text", "github", "json"):
+        status, out, _ = run("validate", "--format", form, str(path))
+        assert status == 1
+        assert len(out) < 2000
+
+
+def test_unreadable_input_exits_two_and_the_others_are_still_checked() -> None:
+    status, out, err = run("validate", "missing.json", str(BAD / "negative-latency.json"))
+    assert status == 2
+    assert out.startswith(str(BAD / "negative-latency.json"))
+    assert err.splitlines() == [
+        "kernelindex: missing.json: no such file or directory",
+        "kernelindex: 1 document(s): 0 valid, 1 invalid",
+    ]
+
+
+def test_empty_folder_says_so(tmp_path: Path) -> None:
+    assert run("validate", str(tmp_path)) == (
+        0,
+        "",
+        f"kernelindex: {tmp_path}: no .json or .jsonl files found\n"
+        "kernelindex: 0 document(s): 0 valid, 0 invalid\n",
+    )
+
+
+def test_stdin_given_twice_is_read_once() -> None:
+    status, _, err = run("validate", "-", "-", stdin=EXAMPLE.read_bytes())
+    assert status == 0
+    assert err == "kernelindex: 1 document(s): 1 valid, 0 invalid\n"
+
+
+def test_deep_first_line_on_stdin_is_a_problem() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n" + EXAMPLE.read_bytes()
+    status, out, _ = run("validate", "-", stdin=deep)
+    assert status == 1
+    assert out.startswith("<stdin>: (document): ")
+
+
+def test_digest_labels_every_json_lines_record_and_speaks_json(tmp_path: Path) -> None:
+    line = json.dumps(json.loads(EXAMPLE.read_text()))
+    path = tmp_path / "runs.jsonl"
+    path.write_text(line + "\n")
+    status, out, _ = run("digest", str(path))
+    assert status == 0
+    assert out.splitlines()[0] == f"{path}:1"
+    status, out, _ = run("digest", "--format", "json", str(path))
+    assert status == 0
+    [entry] = json.loads(out)
+    assert (entry["source"], entry["line"]) == (str(path), 1)
+    verdicts = {d["field"]: (d["matches"], d["verdict"]) for d in entry["digests"]}
+    assert verdicts["protocolDigest"] == (True, "ok")
+    assert verdicts["workloadDigest"][0] is None
+    status, out, _ = run("digest", "--format", "json", str(BAD / "negative-latency.json"))
+    assert status == 1
+    [entry] = json.loads(out)
+    assert "expected an integer >= 0" in entry["error"]
+
+
+def test_a_file_name_that_is_not_utf8_prints_in_every_form(tmp_path: Path) -> None:
+    name = os.fsdecode(b"bad\xff.json")
+    path = tmp_path / name
+    path.write_bytes((BAD / "negative-latency.json").read_bytes())
+    for argv in (
+        ("validate", "--format", "text", str(path)),
+        ("validate", "--format", "github", str(path)),
+        ("validate", "--format", "json", str(path)),
+        ("digest", "--format", "json", str(path)),
+        ("digest", str(path)),
+    ):
+        result = _kernelindex(*argv)
+        assert result.returncode == 1, argv
+        assert "Traceback" not in result.stderr
+        assert "bad\\udcff.json" in result.stdout + result.stderr

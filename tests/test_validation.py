@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+from decimal import Decimal
+from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +37,22 @@ def test_bad_document_is_reported_with_its_fragment(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.endswith(".json")))
-def test_fast_and_reference_validators_agree_on_bad_documents(name: str) -> None:
-    """The compiled fast path never accepts what python-jsonschema rejects, nor the reverse."""
+def test_nothing_the_reference_refuses_is_valid(name: str) -> None:
+    """The fast validator decides, the strict reference adds detail; neither's refusal passes.
+
+    Where the fast one accepts what the reference refuses (an integral float in an
+    integer field, year 0000 on this branch's patterns), validation runs the reference
+    anyway or a semantic check refuses it. The reverse, fast refusing and reference
+    accepting (a final newline), is reported with the fast validator's own errors.
+    """
     value, _, parse_problems = ki._jsontext.parse((BAD / name).read_bytes())
     kind = validation.detect_kind(value)
-    if parse_problems or not isinstance(kind, str):
+    if parse_problems or not isinstance(kind, str) or ki._jsontext.scan_value(value).problems:
         return
     reference = validation._reference_validator(kind).is_valid(value)
-    assert validation._fast_is_valid(kind, value) == reference
+    fast = validation._fast_is_valid(kind, value)
+    if not (reference and fast):
+        assert ki.validate(value) != []
 
 
 def test_fast_and_reference_validators_agree_on_the_example(example: dict[str, Any]) -> None:
@@ -244,3 +255,202 @@ def test_mutated_records_validate_or_are_reported_cleanly(
 def test_a_kind_of_the_wrong_type_is_reported(example: dict[str, Any], kind: Any) -> None:
     [problem] = ki.validate({**example["run"], "kind": kind})
     assert problem.code == "kind"
+
+
+# Issue 10/11: the API on values JSON has no form for, models, and agreement with loading.
+
+
+class _Str(str):
+    __slots__ = ()
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"),
+    [
+        (lambda d: d["run"]["metadata"]["labels"].__setitem__(1, "x"), "expected string keys"),
+        (lambda d: d["run"]["metadata"]["labels"].__setitem__(("a",), "x"), "got tuple"),
+        (
+            lambda d: d["run"]["spec"]["measurements"][0].__setitem__("value", Decimal("1.5")),
+            "Decimal",
+        ),
+        (lambda d: d["run"]["spec"]["measurements"].__setitem__(0, (1, 2)), "got tuple"),
+        (lambda d: d["run"]["spec"].__setitem__("status", _Str("passed")), "got _Str"),
+        (
+            lambda d: d["run"]["spec"]["timing"]["latencyNs"].__setitem__(
+                "median", IntEnum("E", "A").A
+            ),
+            "got E",
+        ),
+        (lambda d: d["run"]["metadata"].__setitem__("name", "a\ud800"), "lone surrogate U+D800"),
+        (
+            lambda d: d["run"]["spec"]["measurements"][0].__setitem__("value", math.inf),
+            "inf is not valid JSON",
+        ),
+    ],
+)
+def test_python_values_json_cannot_carry_are_problems(
+    example: dict[str, Any], make: Any, fragment: str
+) -> None:
+    make(example)
+    problems = ki.validate(example)
+    assert problems
+    assert any(
+        fragment in p.message and p.code in ("json-value", "non-finite-number") for p in problems
+    )
+    with pytest.raises(ki.SchemaValidationError):
+        ki.load_record(example)
+
+
+def test_a_value_that_contains_itself_is_a_problem_not_a_hang(example: dict[str, Any]) -> None:
+    example["run"]["metadata"]["labels"]["self"] = example
+    [problem] = ki.validate(example)
+    assert problem.pointer == "/run/metadata/labels/self"
+    assert "contains itself" in problem.message
+
+
+def test_a_shared_value_is_not_a_cycle(example: dict[str, Any]) -> None:
+    example["environment"]["metadata"]["labels"] = example["run"]["metadata"]["labels"]
+    assert ki.validate(example) == []
+
+
+def test_a_100000_deep_value_is_a_problem_not_a_recursion_error() -> None:
+    deep: dict[str, Any] = {}
+    node = deep
+    for _ in range(100_000):
+        node["a"] = {}
+        node = node["a"]
+    [problem] = ki.validate({"run": deep})
+    assert "nested deeper than 128 levels" in problem.message
+
+
+def test_integral_floats_are_refused_only_in_integer_fields(example: dict[str, Any]) -> None:
+    example["run"]["spec"]["measurements"][0]["value"] = 2288390.0
+    example["run"]["spec"]["sourceNative"]["metrics"]["ms_50"] = 2.0
+    assert ki.validate(example) == []
+    example["run"]["spec"]["timing"]["latencyNs"]["median"] = 2290080.0
+    [problem] = ki.validate(example)
+    assert problem.pointer == "/run/spec/timing/latencyNs/median"
+    assert problem.message.endswith("; write an integer without a fractional part")
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("/run/spec/timing/latencyNs/median", 2290080.0),
+        ("/run/spec/observedAt", "0000-05-27T17:14:29.000Z"),
+        ("/run/spec/observedAt", "2026-05-27T17:14:29.000Z\n"),
+        ("/run/spec/observedAt", "2026-02-29T17:14:29.000Z"),
+        ("/run/metadata/name", "liger\n"),
+    ],
+)
+def test_validate_and_load_record_give_one_answer(
+    example: dict[str, Any], path: str, value: Any
+) -> None:
+    node, key = parent_of(example, path)
+    node[key] = value
+    problems = ki.validate(example)
+    assert problems
+    with pytest.raises(ki.SchemaValidationError) as caught:
+        ki.load_record(json.dumps(example))
+    assert [p.pointer for p in caught.value.problems] == [p.pointer for p in problems]
+    assert all(p.line is not None for p in caught.value.problems)
+
+
+def test_validators_disagreeing_report_the_fast_verdict(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Were the reference to find nothing where jsonschema-rs refuses, it is not a pass."""
+
+    class Lenient:
+        def iter_errors(self, _: Any) -> list[Any]:
+            return []
+
+    monkeypatch.setattr(validation, "_reference_validator", lambda kind: Lenient())
+    example["run"]["metadata"]["name"] = "liger\n"
+    [problem] = ki.validate(example)
+    assert problem.pointer == "/run/metadata/name"
+    assert problem.code == "pattern"
+    assert "(ends with a newline)" in problem.message
+
+
+def test_pattern_messages_show_the_regex_as_the_schema_writes_it(
+    example: dict[str, Any],
+) -> None:
+    example["protocol"]["spec"]["harness"]["repository"] = "not a url"
+    [problem] = ki.validate(example)
+    assert "\\\\" not in problem.message
+    assert "/^https?:" in problem.message
+
+
+def test_bundle_without_run_says_run_is_required(example: dict[str, Any]) -> None:
+    del example["run"]
+    [problem] = ki.validate(example)
+    assert (problem.pointer, problem.code) == ("", "required")
+    assert problem.message == "'run' is a required property"
+
+
+def test_models_are_validated_like_their_json(example: dict[str, Any]) -> None:
+    bundle = ki.load_record(example)
+    assert ki.validate(bundle) == []
+    ki.check(bundle.run)
+    assert [c.matches for c in validation.compare_digests(bundle)][:2] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("unit", "fragment"),
+    [
+        ("B", "latency p20 is in 'B', a unit of bytes; expected a time unit"),
+        ("GB/s", "latency p20 is in 'GB/s', a unit of bytes/s"),
+        ("GiB", "latency p20 is in 'GiB', a unit of bytes"),
+        ("1", "latency p20 is in '1', a unit of one"),
+    ],
+)
+def test_latency_in_a_unit_that_is_not_time_is_one_precise_problem(
+    example: dict[str, Any], unit: str, fragment: str
+) -> None:
+    example["run"]["spec"]["measurements"][0]["unit"] = unit
+    [problem] = ki.validate(example)
+    assert problem.code == "unit-dimension"
+    assert fragment in problem.message
+
+
+def test_failed_run_with_latency_measurements_is_a_contradiction(
+    example: dict[str, Any],
+) -> None:
+    spec = example["run"]["spec"]
+    spec.update(status="failed", failure={"reason": "timeout", "message": "took too long"})
+    del spec["timing"]
+    problems = ki.validate(example)
+    assert [p.code for p in problems] == ["failed-with-timing"] * 2
+    del spec["measurements"]
+    assert ki.validate(example) == []
+
+
+@pytest.mark.parametrize(
+    ("unit", "value", "fragment"),
+    [
+        ("s", 1e308, "1e+308 s overflows a double when converted to ns"),
+        ("s", 1.7e308, "when converted to ns"),
+        ("ns", 10**400, "ns overflows a double"),
+        ("ns", -(10**400), "ns overflows a double"),
+    ],
+)
+def test_measurement_overflowing_a_double_is_a_problem(
+    example: dict[str, Any], unit: str, value: float, fragment: str
+) -> None:
+    example["run"]["spec"]["measurements"][1].update(unit=unit, value=value)
+    problems = ki.validate(example)
+    assert problems
+    assert problems[0].code in ("out-of-range", "minimum")
+    if value > 0:
+        [problem] = problems
+        assert fragment in problem.message
+
+
+def test_a_value_sharing_at_every_level_is_refused_not_walked_forever() -> None:
+    """2^100 paths through 100 shared lists: too large, said at once."""
+    shared: list[Any] = [1]
+    for _ in range(100):
+        shared = [shared, shared]
+    [problem] = ki.validate({"run": shared})
+    assert "too large to check" in problem.message

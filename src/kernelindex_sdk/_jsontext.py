@@ -7,18 +7,44 @@ must not, since two readers could then see different documents.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
 
 import attrs
 import json_source_map
 
 from .errors import Problem
 
-__all__ = ["SourceMap", "escape_token", "parse"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "Parsed",
+    "SourceMap",
+    "ValueScan",
+    "escape_token",
+    "is_blank",
+    "parse",
+    "parse_document",
+    "scan_value",
+]
 
 _BOM = b"\xef\xbb\xbf"
+# JSON's whitespace (RFC 8259); str.strip() would also drop form feeds and vertical tabs.
+_WHITESPACE = " \t\r\n"
+#: The deepest nesting of arrays and objects a document may have. Records need about ten
+#: levels; the limit keeps every validator's recursion far from the interpreter's.
+MAX_DEPTH: Final = 128
+#: The most digits an integer literal may have: Python refuses to convert longer ones
+#: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
+MAX_INT_DIGITS: Final = 4300
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_STR_ONLY: Final = frozenset({str})
+# Containers the quick pass walks before leaving a value to the full walk.
+_QUICK_BUDGET: Final = 1_000_000
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class _DuplicateKeyObject(dict[str, Any]):
@@ -44,6 +70,13 @@ def escape_token(token: str | int) -> str:
 def _line_col(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def is_blank(text: str | bytes) -> bool:
+    """Whether ``text`` holds only JSON whitespace (space, tab, CR, LF; not form feed)."""
+    if isinstance(text, bytes):
+        return not text.strip(b" \t\r\n")
+    return not text.strip(_WHITESPACE)
 
 
 def _decode(data: str | bytes) -> tuple[str | None, list[Problem]]:
@@ -72,29 +105,53 @@ def _decode(data: str | bytes) -> tuple[str | None, list[Problem]]:
     try:
         return data.decode("utf-8"), []
     except UnicodeDecodeError as err:
-        line, column = _line_col(data[: err.start].decode("utf-8", "replace"), err.start)
+        # Columns count characters, so locate the bad byte in the decoded prefix.
+        prefix = data[: err.start].decode("utf-8", "replace")
+        line, column = _line_col(prefix, len(prefix))
         message = f"invalid UTF-8: byte 0x{data[err.start]:02x} at offset {err.start}"
         return None, [Problem(pointer="", message=message, code="json", line=line, column=column)]
 
 
+@attrs.frozen
+class Parsed:
+    """A parsed document: ``value`` is ``None`` when there are problems.
+
+    A value without problems has passed :func:`scan_value` (``scan`` says what it found),
+    so validation need not walk it again.
+    """
+
+    value: Any
+    text: str | None
+    problems: list[Problem]
+    scan: ValueScan | None = None
+
+
 def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
+    """Parse one JSON document strictly; see :func:`parse_document`.
+
+    Returns:
+        ``(value, text, problems)``.
+    """
+    parsed = parse_document(data)
+    return parsed.value, parsed.text, parsed.problems
+
+
+def parse_document(data: str | bytes) -> Parsed:
     """Parse one JSON document strictly.
 
     Returns:
-        ``(value, text, problems)``: the parsed value (``None`` when it could not be
-        parsed), the decoded text, and the problems found: malformed JSON, a byte
-        order mark, invalid UTF-8, duplicate keys, NaN or Infinity literals.
+        The parsed value (``None`` when it could not be parsed), the decoded text, and
+        the problems found: malformed JSON, a byte order mark, invalid UTF-8, duplicate
+        keys, NaN or Infinity literals, numbers out of range, integers too long to
+        read, and what :func:`scan_value` refuses (lone surrogates, deep nesting).
     """
     text, problems = _decode(data)
-    if text is None:
-        return None, None, problems
-    if not text.strip():
-        return (
-            None,
-            text,
-            [Problem(pointer="", message="empty document", code="json", line=1, column=1)],
-        )
+    if text is not None and is_blank(text):
+        problems = [Problem(pointer="", message="empty document", code="json", line=1, column=1)]
+    if text is None or problems:
+        return Parsed(None, text, problems)
     flagged = False
+    integral = False
 
     def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal flagged
@@ -111,27 +168,58 @@ def parse(data: str | bytes) -> tuple[Any, str | None, list[Problem]]:
         flagged = True
         return _NonFinite(literal)
 
+    def number(literal: str) -> float | _NonFinite:
+        nonlocal integral
+        value = float(literal)
+        # 1e400 overflows to inf: a number no float can hold is no finite value.
+        if not math.isfinite(value):
+            return constant(literal)
+        integral = integral or value.is_integer()
+        return value
+
+    def integer(literal: str) -> int | _NonFinite:
+        if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+            return constant(literal)
+        return int(literal)
+
     try:
-        value = json.loads(text, object_pairs_hook=object_pairs, parse_constant=constant)
-    except json.JSONDecodeError as err:
-        message = err.msg[0].lower() + err.msg[1:]
-        return (
-            None,
+        value = json.loads(
             text,
-            [Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)],
+            object_pairs_hook=object_pairs,
+            parse_constant=constant,
+            parse_float=number,
+            parse_int=integer,
         )
-    except RecursionError:
-        return None, text, [Problem(pointer="", message="nesting too deep to parse", code="json")]
+    except (json.JSONDecodeError, RecursionError) as err:
+        return Parsed(None, text, [_syntax_problem(err)])
     if flagged:
-        source_map = SourceMap(text)
-        problems = []
-        for problem in _strictness_problems(value):
-            where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
-            problems.append(
-                problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-            )
-        return None, text, problems
-    return value, text, []
+        return Parsed(None, text, _located(_strictness_problems(value), SourceMap(text)))
+    # Parsed text holds only JSON's types; what scan_value could still find is a lone
+    # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
+    # needs more brackets than that): walk only when the text could hold either.
+    scan = ValueScan(problems=[], integral_float=integral)
+    if _ESCAPED_SURROGATE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+        scan = scan_value(value)
+    if scan.problems:
+        return Parsed(None, text, _located(scan.problems, SourceMap(text)))
+    return Parsed(value, text, [], scan)
+
+
+def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:
+    if isinstance(err, RecursionError):
+        return Problem(pointer="", message="nesting too deep to parse", code="json")
+    message = err.msg[0].lower() + err.msg[1:]
+    return Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)
+
+
+def _located(problems: Iterable[Problem], source_map: SourceMap) -> list[Problem]:
+    located = []
+    for problem in problems:
+        where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
+        located.append(
+            problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
+        )
+    return located
 
 
 def _strictness_problems(value: Any) -> Iterator[Problem]:
@@ -140,11 +228,7 @@ def _strictness_problems(value: Any) -> Iterator[Problem]:
     while stack:
         pointer, node = stack.pop()
         if isinstance(node, _NonFinite):
-            yield Problem(
-                pointer=pointer,
-                message=f"{node.literal} is not valid JSON; numbers must be finite",
-                code="non-finite-number",
-            )
+            yield _literal_problem(pointer, node.literal)
         elif isinstance(node, dict):
             if isinstance(node, _DuplicateKeyObject):
                 for key in node.duplicates:
@@ -156,6 +240,221 @@ def _strictness_problems(value: Any) -> Iterator[Problem]:
             stack.extend((f"{pointer}/{escape_token(k)}", v) for k, v in reversed(node.items()))
         elif isinstance(node, list):
             stack.extend((f"{pointer}/{i}", v) for i, v in reversed(list(enumerate(node))))
+
+
+def _literal_problem(pointer: str, literal: str) -> Problem:
+    if literal in ("NaN", "Infinity", "-Infinity"):
+        return Problem(
+            pointer=pointer,
+            message=f"{literal} is not valid JSON; numbers must be finite",
+            code="non-finite-number",
+        )
+    shown = literal if len(literal) <= 40 else f"{literal[:20]}...{literal[-10:]}"
+    if "." in literal or "e" in literal or "E" in literal:
+        return Problem(
+            pointer=pointer,
+            message=f"number {shown} is out of range; numbers must be finite doubles",
+            code="non-finite-number",
+        )
+    return Problem(
+        pointer=pointer,
+        message=(
+            f"integer {shown} has {len(literal.lstrip('-'))} digits;"
+            f" at most {MAX_INT_DIGITS} can be read"
+        ),
+        code="integer-too-long",
+    )
+
+
+@attrs.frozen
+class ValueScan:
+    """What :func:`scan_value` found: problems, and whether a float is integral."""
+
+    problems: list[Problem]
+    integral_float: bool
+
+
+def _type_problem(pointer: str, node: object) -> Problem:
+    return Problem(
+        pointer=pointer,
+        message=f"expected a JSON value, got {type(node).__name__} {_short(node)}",
+        code="json-value",
+    )
+
+
+def _short(node: object) -> str:
+    try:
+        text = repr(node)
+    except Exception:  # a foreign object's repr may raise anything
+        text = f"<{type(node).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _string_problem(pointer: str, text: str, what: str) -> Problem | None:
+    found = _SURROGATE.search(text)
+    if found is None:
+        return None
+    return Problem(
+        pointer=pointer,
+        message=(
+            f"{what} holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()};"
+            " it is not Unicode text and cannot be written as UTF-8"
+        ),
+        code="json-value",
+    )
+
+
+def scan_value(value: Any) -> ValueScan:
+    """Check that ``value`` is a JSON value, without recursion, in time linear in its size.
+
+    JSON values are ``dict`` with ``str`` keys, ``list``, ``str``, ``int``, finite
+    ``float``, ``bool`` and ``None``, of exactly those types (a ``str`` subclass or an
+    ``IntEnum`` is not one), strings without lone surrogates, nested at most
+    :data:`MAX_DEPTH` deep, and containing no container inside itself (a cycle). A
+    container shared by two places is no cycle, but counts at each: a value that
+    expands to more than 1,000,000 arrays and objects is refused as too large, since
+    every validator and writer would walk all of them.
+
+    Returns:
+        The problems found (the walk stops below a container that is too deep or
+        cyclic) and whether any float is integral, such as ``2.0``.
+    """
+    plain, integral = _quick_scan(value)
+    if plain:
+        return ValueScan(problems=[], integral_float=integral)
+    if plain is None:
+        # Validators expand shared containers: a value that shares at every level
+        # would take them exponential time.
+        message = f"more than {_QUICK_BUDGET} arrays and objects; too large to check"
+        return ValueScan(
+            problems=[Problem(pointer="", message=message, code="json-value")],
+            integral_float=integral,
+        )
+    scan = _Scan()
+    # (pointer, node, depth); an _EXIT entry takes its container off the current path.
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack:
+        pointer, node, depth = stack.pop()
+        if node is _EXIT:
+            scan.on_path.discard(depth)
+            scan.done.add(depth)
+        elif type(node) is dict or type(node) is list:
+            stack.extend(scan.enter(pointer, node, depth))
+        else:
+            scan.scalar(pointer, node)
+    return ValueScan(problems=scan.problems, integral_float=scan.integral)
+
+
+def _quick_scan(value: Any) -> tuple[bool | None, bool]:
+    """Whether ``value`` is plainly a JSON value, and whether it holds an integral float.
+
+    The common case, decided level by level without pointers; a cycle shows as nesting
+    past MAX_DEPTH, and :func:`scan_value`'s walk then tells what is wrong. ``None``
+    when the walk meets more than _QUICK_BUDGET containers (counting a shared one
+    each time it is met).
+    """
+    integral = False
+    budget = _QUICK_BUDGET
+    # The root sits in a list of its own, at depth -1, to be checked like any child.
+    level: list[Any] = [[value]]
+    depth = -1
+    while level:
+        if budget < 0:
+            return None, integral
+        if depth >= MAX_DEPTH:
+            return False, integral
+        below: list[Any] = []
+        for node in level:
+            children = node
+            if type(node) is dict:
+                # Both checks run in C: every key a str, and no lone surrogate in any.
+                keys = "".join(node) if _STR_ONLY.issuperset(map(type, node)) else None
+                if keys is None or (not keys.isascii() and _SURROGATE.search(keys)):
+                    return False, integral
+                children = node.values()
+            for child in children:
+                kind = type(child)
+                if kind is dict or kind is list:
+                    below.append(child)
+                elif kind is str:
+                    if not child.isascii() and _SURROGATE.search(child):
+                        return False, integral
+                elif kind is float and math.isfinite(child):
+                    integral = integral or child.is_integer()
+                elif not (kind is int or kind is bool or child is None):
+                    return False, integral
+        budget -= len(below)
+        level = below
+        depth += 1
+    return True, integral
+
+
+@attrs.define
+class _Scan:
+    problems: list[Problem] = attrs.Factory(list)
+    integral: bool = False
+    # ids of the containers from the root to the node being walked
+    on_path: set[int] = attrs.Factory(set)
+    # ids of the containers walked to the end: a shared one is walked once, so a value
+    # that shares at every level cannot take exponential time
+    done: set[int] = attrs.Factory(set)
+
+    def scalar(self, pointer: str, node: Any) -> None:
+        kind = type(node)
+        if kind is str:
+            problem = _string_problem(pointer, node, "string")
+            if problem is not None:
+                self.problems.append(problem)
+        elif kind is float:
+            if not math.isfinite(node):
+                self.problems.append(
+                    Problem(
+                        pointer=pointer,
+                        message=f"{node!r} is not valid JSON; numbers must be finite",
+                        code="non-finite-number",
+                    )
+                )
+            elif node.is_integer():
+                self.integral = True
+        elif not (kind is int or kind is bool or node is None):
+            self.problems.append(_type_problem(pointer, node))
+
+    def enter(self, pointer: str, node: Any, depth: int) -> list[tuple[str, Any, int]]:
+        """Check a container; return what to walk next (its children, then its exit)."""
+        if id(node) in self.done:
+            return []
+        if id(node) in self.on_path:
+            message = "the value contains itself; JSON cannot hold a cycle"
+            self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))
+            return []
+        if depth >= MAX_DEPTH:
+            message = f"nested deeper than {MAX_DEPTH} levels"
+            self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))
+            return []
+        self.on_path.add(id(node))
+        children: list[tuple[str, Any, int]] = []
+        if type(node) is list:
+            children.extend((f"{pointer}/{i}", v, depth + 1) for i, v in enumerate(node))
+        else:
+            for key, child in node.items():
+                if type(key) is not str:
+                    message = f"expected string keys, got {type(key).__name__} {_short(key)}"
+                    self.problems.append(
+                        Problem(pointer=pointer, message=message, code="json-value")
+                    )
+                    continue
+                child_pointer = f"{pointer}/{escape_token(key)}"
+                problem = _string_problem(child_pointer, key, "key")
+                if problem is not None:
+                    self.problems.append(problem)
+                children.append((child_pointer, child, depth + 1))
+        children.append(("", _EXIT, id(node)))
+        # The stack pops from the end: reverse so children are walked in order, exit last.
+        children.reverse()
+        return children
+
+
+_EXIT: Final = object()
 
 
 class SourceMap:

@@ -16,7 +16,7 @@ from jsonschema.exceptions import ValidationError
 from ._jsontext import escape_token
 from .errors import Problem
 
-__all__ = ["problems_from_error", "short_repr"]
+__all__ = ["pattern_message", "problems_from_error", "problems_from_fast_error", "short_repr"]
 
 _repr = reprlib.Repr()
 _repr.maxstring = 80
@@ -68,7 +68,11 @@ def _schema(e: ValidationError) -> Any:
 
 
 def _type(e: ValidationError) -> str:
-    return f"expected {_type_name(_schema(e))}, got {short_repr(_instance(e))}"
+    instance = _instance(e)
+    message = f"expected {_type_name(_schema(e))}, got {short_repr(instance)}"
+    if type(instance) is float and instance.is_integer() and "integer" in str(_value(e)):
+        message += "; write an integer without a fractional part"
+    return message
 
 
 def _minimum(e: ValidationError) -> str:
@@ -79,8 +83,22 @@ def _maximum(e: ValidationError) -> str:
     return f"expected {_type_name(_schema(e))} <= {_value(e)}, got {short_repr(_instance(e))}"
 
 
+def pattern_message(pattern: str, instance: Any) -> str:
+    """The message for a string that fails ``pattern``, shown as the schema writes it."""
+    # The regex as written (not repr, which doubles each backslash); a string that
+    # differs only by a final newline says so, since it is easy to miss.
+    message = f"expected a string matching {_quote_pattern(pattern)}, got {short_repr(instance)}"
+    if isinstance(instance, str) and instance.endswith("\n"):
+        message += " (ends with a newline)"
+    return message
+
+
+def _quote_pattern(pattern: str) -> str:
+    return "/" + pattern.replace("\n", "\\n") + "/"
+
+
 def _pattern(e: ValidationError) -> str:
-    return f"expected a string matching {_value(e)!r}, got {short_repr(_instance(e))}"
+    return pattern_message(str(_value(e)), _instance(e))
 
 
 def _min_length(e: ValidationError) -> str:
@@ -178,3 +196,32 @@ def problems_from_error(error: ValidationError, base: str = "") -> Iterator[Prob
     render = _MESSAGES.get(str(keyword))
     message = render(error) if render else error.message
     yield Problem(pointer=pointer, message=message, code=str(keyword))
+
+
+def problems_from_fast_error(error: Any) -> Iterator[Problem]:
+    """Yield the problem one jsonschema-rs error stands for (used where the two disagree)."""
+    pointer = _pointer(error.instance_path)
+    path = list(error.schema_path)
+    keyword = str(path[-1]) if path else "schema"
+    pattern = getattr(error.kind, "pattern", None)
+    inner = getattr(error.kind, "error", None)
+    if "propertyNames" in path and inner is not None:
+        # The error names the object; the failing key is the inner error's instance.
+        key = inner.instance
+        inner_pattern = getattr(inner.kind, "pattern", None)
+        detail = (
+            pattern_message(inner_pattern, key)
+            if isinstance(inner_pattern, str)
+            else str(inner.message)
+        )
+        yield Problem(
+            pointer=f"{pointer}/{escape_token(str(key))}",
+            message=f"bad key: {detail}",
+            code="propertyNames",
+        )
+        return
+    if keyword == "pattern" and isinstance(pattern, str):
+        message = pattern_message(pattern, error.instance)
+    else:
+        message = str(error.message)
+    yield Problem(pointer=pointer, message=message, code=keyword)

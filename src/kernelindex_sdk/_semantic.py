@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from typing import Any, Final
 
 import attrs
@@ -45,6 +47,15 @@ _UNITS: Final = {
     "TFLOP/s": ("flop/s", 10**12),
     "1": ("one", 1),
 }
+# The unit each dimension's values are compared in.
+_BASE_UNIT: Final = {"time": "ns", "bytes": "B", "bytes/s": "B/s", "flop/s": "FLOP/s", "one": "1"}
+_TIME_UNITS: Final = ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == "time")
+# The dimension a metric's unit must have, for metrics whose name fixes it.
+_METRIC_DIMENSION: Final = {"latency": "time"}
+# Year, month, day, hour, minute, second (the milliseconds need no check).
+_OBSERVED_AT: Final = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.[0-9]{3}Z"
+)
 
 
 @attrs.frozen
@@ -62,14 +73,27 @@ class RecordView:
 Check = Callable[[RecordView], Iterator[Problem]]
 
 
+def _scaled(value: float, factor: int) -> float:
+    """``value * factor`` as a float; infinite when no double can hold it (1e308 s in ns,
+    or an integer of 400 digits)."""
+    try:
+        return float(value) * factor
+    except OverflowError:
+        return math.inf
+
+
 def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, float, str]]:
     """Yield (metric, statistic, value in base units, pointer) of a run's measured values."""
     spec = run["spec"]
     for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
         yield "latency", stat, value, f"{run_at}/spec/timing/latencyNs/{stat}"
     for i, m in enumerate(spec.get("measurements", ())):
-        _, factor = _UNITS[m["unit"]]
-        yield m["metric"], m["statistic"], m["value"] * factor, f"{run_at}/spec/measurements/{i}"
+        dimension, factor = _UNITS[m["unit"]]
+        if _METRIC_DIMENSION.get(m["metric"], dimension) != dimension:
+            continue  # check_units reports it; comparing GiB with ns means nothing
+        value = _scaled(m["value"], factor)
+        if math.isfinite(value):
+            yield m["metric"], m["statistic"], value, f"{run_at}/spec/measurements/{i}"
 
 
 def check_quantile_order(view: RecordView) -> Iterator[Problem]:
@@ -102,7 +126,8 @@ def check_median_matches(view: RecordView) -> Iterator[Problem]:
     for i, m in enumerate(spec.get("measurements", ())):
         if m["metric"] == "latency" and m["statistic"] == "median":
             dimension, factor = _UNITS[m["unit"]]
-            if dimension == "time" and round(m["value"] * factor) != median:
+            in_ns = _scaled(m["value"], factor)
+            if dimension == "time" and math.isfinite(in_ns) and round(in_ns) != median:
                 yield Problem(
                     pointer=f"{view.run_at}/spec/measurements/{i}/value",
                     message=(
@@ -154,35 +179,85 @@ def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
             seen[key] = i
 
 
-def _numbers(view: RecordView) -> Iterator[tuple[str, Any]]:
-    # Only where the schema admits non-integer numbers; dict input can carry NaN there.
-    if view.run is not None:
-        spec = view.run["spec"]
-        for i, m in enumerate(spec.get("measurements", ())):
-            yield f"{view.run_at}/spec/measurements/{i}/value", m["value"]
-        for key, value in spec.get("correctness", {}).items():
-            yield f"{view.run_at}/spec/correctness/{key}", value
-        for path, mapping in (
-            ("sourceNative/metrics", spec.get("sourceNative", {}).get("metrics", {})),
-            ("workload/parameters", spec.get("workload", {}).get("parameters", {})),
-            ("implementation/config", spec.get("implementation", {}).get("config", {})),
-        ):
-            for key, value in mapping.items():
-                yield f"{view.run_at}/spec/{path}/{key}", value
-    if view.protocol is not None:
-        for key, value in view.protocol["spec"]["measurement"].items():
-            yield f"{view.protocol_at}/spec/measurement/{key}", value
-
-
-def check_finite_numbers(view: RecordView) -> Iterator[Problem]:
-    """Numbers are finite: JSON has no NaN or Infinity."""
-    for pointer, value in _numbers(view):
-        if type(value) is float and not math.isfinite(value):
+def check_units(view: RecordView) -> Iterator[Problem]:
+    """A latency is measured in a time unit; a value converts to its base unit (ns, B...)
+    without overflowing a double."""
+    if view.run is None:
+        return
+    for i, m in enumerate(view.run["spec"].get("measurements", ())):
+        dimension, factor = _UNITS[m["unit"]]
+        expected = _METRIC_DIMENSION.get(m["metric"])
+        pointer = f"{view.run_at}/spec/measurements/{i}"
+        if expected is not None and dimension != expected:
             yield Problem(
-                pointer=pointer,
-                message=f"{value!r} is not valid JSON; numbers must be finite",
-                code="non-finite-number",
+                pointer=f"{pointer}/unit",
+                message=(
+                    f"{m['metric']} {m['statistic']} is in {m['unit']!r}, a unit of {dimension};"
+                    f" expected a time unit: {_TIME_UNITS}"
+                ),
+                code="unit-dimension",
             )
+        elif not math.isfinite(_scaled(m["value"], factor)):
+            base = _BASE_UNIT[dimension]
+            yield Problem(
+                pointer=f"{pointer}/value",
+                message=(
+                    f"{short_repr(m['value'])} {m['unit']} overflows a double"
+                    + (f" when converted to {base}" if base != m["unit"] else "")
+                ),
+                code="out-of-range",
+            )
+
+
+def check_failed_run(view: RecordView) -> Iterator[Problem]:
+    """A failed run has no valid timing, so it carries no latency measurement."""
+    if view.run is None or view.run["spec"]["status"] != "failed":
+        return
+    for i, m in enumerate(view.run["spec"].get("measurements", ())):
+        if m["metric"] == "latency" or _UNITS[m["unit"]][0] == "time":
+            yield Problem(
+                pointer=f"{view.run_at}/spec/measurements/{i}",
+                message=(
+                    f"a failed run has no valid timing, but carries {m['metric']}"
+                    f" {m['statistic']} = {short_repr(m['value'])} {m['unit']}"
+                ),
+                code="failed-with-timing",
+            )
+
+
+def _is_instant(text: str) -> bool:
+    match = _OBSERVED_AT.fullmatch(text)
+    if match is None:
+        return False
+    try:
+        # The constructor checks the calendar (no 2026-02-30, no year 0) and is much
+        # quicker than strptime.
+        year, month, day, hour, minute, second = map(int, match.groups())
+        datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+    except ValueError:
+        return False
+    return True
+
+
+def check_observed_at(view: RecordView) -> Iterator[Problem]:
+    """observedAt is a real instant in the published form, from year 0001 on.
+
+    The schema's pattern checks the shape and its format the calendar, where the
+    validator asserts formats; this check makes both hold whatever validator ran, so
+    that validation and loading into a ``datetime`` agree.
+    """
+    if view.run is None:
+        return
+    text = view.run["spec"]["observedAt"]
+    if not _is_instant(text):
+        yield Problem(
+            pointer=f"{view.run_at}/spec/observedAt",
+            message=(
+                "expected a UTC timestamp like '2026-05-27T17:14:29.000Z' on a real date"
+                f" from year 0001, got {short_repr(text)}"
+            ),
+            code="observed-at",
+        )
 
 
 @attrs.frozen
@@ -253,8 +328,12 @@ def check_digests(view: RecordView) -> Iterator[Problem]:
 
 
 #: Checks run on every schema-valid document, in order.
+# Non-finite numbers are no check here: validation refuses them before any check runs
+# (_jsontext.scan_value), wherever they are.
 CHECKS: Final[tuple[Check, ...]] = (
-    check_finite_numbers,
+    check_observed_at,
+    check_units,
+    check_failed_run,
     check_primary_statistic,
     check_quantile_order,
     check_median_matches,

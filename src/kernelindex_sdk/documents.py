@@ -1,50 +1,86 @@
 """Documents in files: JSON and JSON Lines, folders and stdin, validated with locations.
 
 One input (all the paths of one call) is one namespace: a run name may appear once,
-and a protocol or environment name must always name the same content.
+and a protocol or environment name must always name the same content. A file reached
+twice (named twice, inside a named folder, through a symlink) is read once.
+
+Sizes are bounded: one document (a ``.json`` file, one line of a JSON Lines file, or
+standard input read as one document) may hold at most :data:`MAX_DOCUMENT_BYTES`;
+JSON Lines are read line by line, so their files may be of any length.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
 import attrs
 
 from . import _jsontext, validation
-from .convert import dumps
-from .errors import InputError, Problem
+from ._display import cut_pointer, printable, printable_pointer
+from .convert import dump, dumps
+from .errors import InputError, Problem, SchemaValidationError, input_errors
 
 __all__ = [
+    "MAX_DOCUMENT_BYTES",
     "Document",
+    "DocumentResult",
     "FileProblem",
     "JSONLinesWriter",
+    "NoRecordsWarning",
+    "check_documents",
     "iter_documents",
     "validate_paths",
     "write_json",
 ]
 
+#: The most bytes one document may have: a record is a few KiB, so this only stops
+#: runaway input (``/dev/zero``, an endless pipe) before it exhausts memory.
+MAX_DOCUMENT_BYTES: Final = 64 * 2**20
+#: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
+#: How long a message may be when printed.
+MAX_MESSAGE: Final = 1000
 _KIND_OF_KEY: Final = {
     "run": "BenchmarkRun",
     "protocol": "BenchmarkProtocol",
     "environment": "ExecutionEnvironment",
 }
 
+OnError = Callable[[InputError], None]
+
+
+class NoRecordsWarning(UserWarning):
+    """A folder given to search holds no ``.json`` or ``.jsonl`` file."""
+
 
 @attrs.frozen
 class Document:
-    """One document's text and where it starts: ``line`` is 1 for a JSON file."""
+    """One document's text and where it starts: ``line`` is 1 for a JSON file.
+
+    ``json_lines`` says whether it is one line of a JSON Lines source, which labels
+    it ``source:line`` even on line 1.
+    """
 
     source: str
     line: int
     text: str | bytes
+    json_lines: bool = False
+
+    @property
+    def label(self) -> str:
+        """``file`` for a JSON document, ``file:line`` for a JSON Lines record."""
+        return f"{self.source}:{self.line}" if self.json_lines else self.source
 
 
 @attrs.frozen
@@ -55,71 +91,212 @@ class FileProblem:
     problem: Problem
 
     def __str__(self) -> str:
+        # One line per problem, whatever a file name, key or value holds.
         p = self.problem
-        where = f"{self.source}:{p.line}:{p.column}" if p.line is not None else self.source
-        return f"{where}: {p.pointer or '(document)'}: {p.message} [{p.code}]"
+        source = printable(self.source)
+        where = f"{source}:{p.line}:{p.column}" if p.line is not None else source
+        pointer = printable_pointer(p.pointer) or "(document)"
+        return f"{where}: {pointer}: {printable(p.message, MAX_MESSAGE)} [{p.code}]"
 
     def as_dict(self) -> dict[str, Any]:
-        """The problem as a JSON object (``kernelindex validate --format json``)."""
-        return {"source": self.source, **attrs.asdict(self.problem)}
+        """The problem as a JSON object (``kernelindex validate --format json``).
+
+        Each key in the pointer is cut to 80 characters and the message to
+        :data:`MAX_MESSAGE`. A lone surrogate (from a key, or a file name that is not
+        UTF-8) stays: write it with ``ensure_ascii=True``, or as its ``\\u`` escape.
+        """
+        p = self.problem
+        return {
+            "source": self.source,
+            "pointer": cut_pointer(p.pointer),
+            "message": p.message[:MAX_MESSAGE],
+            "code": p.code,
+            "line": p.line,
+            "column": p.column,
+        }
 
 
-def _expand(paths: Iterable[str | Path]) -> Iterator[str | Path]:
+@attrs.frozen
+class DocumentResult:
+    """One document and its problems; ``valid`` when there are none."""
+
+    document: Document
+    problems: tuple[FileProblem, ...]
+
+    @property
+    def valid(self) -> bool:
+        """Whether the document has no problem."""
+        return not self.problems
+
+
+def _report(error: InputError, on_error: OnError | None) -> None:
+    if on_error is None:
+        raise error
+    on_error(error)
+
+
+def _search(folder: Path, on_error: OnError | None) -> list[Path]:
+    """Every ``.json``/``.jsonl`` file under ``folder``; symlinked folders are not entered."""
+
+    def walk_error(err: OSError) -> None:
+        _report(InputError.from_os_error(err.filename or folder, err), on_error)
+
+    found = []
+    for root, dirs, files in os.walk(folder, onerror=walk_error, followlinks=False):
+        dirs.sort()
+        for name in files:
+            path = Path(root, name)
+            if path.suffix.lower() in SUFFIXES and path.is_file():
+                found.append(path)
+    if not found:
+        warnings.warn(
+            NoRecordsWarning(f"{printable(str(folder))}: no .json or .jsonl files found"),
+            stacklevel=4,
+        )
+    return sorted(found)
+
+
+def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[str | Path]:
+    seen: set[str] = set()
     for given in paths:
         if str(given) == STDIN:
-            yield STDIN
-            continue
-        path = Path(given)
-        if path.is_dir():
-            yield from sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
-        elif path.exists():
-            yield path
+            candidates: list[str | Path] = [STDIN]
         else:
-            raise InputError(source=str(path), reason="no such file or directory")
+            path = Path(given)
+            try:
+                is_dir = path.is_dir()
+                exists = is_dir or path.exists()
+            except OSError as err:  # a name too long, say
+                _report(InputError.from_os_error(path, err), on_error)
+                continue
+            if not exists:
+                _report(InputError(source=str(path), reason="no such file or directory"), on_error)
+                continue
+            candidates = list(_search(path, on_error)) if is_dir else [path]
+        for candidate in candidates:
+            key = candidate if candidate == STDIN else os.path.realpath(candidate)
+            if str(key) not in seen:
+                seen.add(str(key))
+                yield candidate
+
+
+def _too_large(source: str) -> InputError:
+    return InputError(
+        source=source,
+        reason=f"a document is larger than the limit of {MAX_DOCUMENT_BYTES} bytes",
+    )
+
+
+def _read_bounded(stream: IO[bytes], source: str, start: bytes = b"") -> bytes:
+    data = start + stream.read(MAX_DOCUMENT_BYTES + 1 - len(start))
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise _too_large(source)
+    return data
+
+
+def _read_line(stream: IO[bytes], source: str, number: int) -> bytes:
+    line = stream.readline(MAX_DOCUMENT_BYTES + 1)
+    if len(line) > MAX_DOCUMENT_BYTES:
+        raise _too_large(f"{source}:{number}")
+    return line
+
+
+def _lines(
+    stream: IO[bytes], source: str, number: int = 1, pending: Iterable[bytes] = ()
+) -> Iterator[Document]:
+    """Documents of a JSON Lines stream, from line ``number`` after the ``pending`` lines."""
+    for line in pending:
+        if not _jsontext.is_blank(line):
+            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
+        number += 1
+    while line := _read_line(stream, source, number):
+        if not _jsontext.is_blank(line):
+            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
+        number += 1
+
+
+def _is_whole_document(line: bytes) -> bool:
+    try:
+        json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _stdin_documents(stream: IO[bytes]) -> Iterator[Document]:
+    """Standard input has no suffix: it is JSON Lines when its first line is a whole
+    document and another non-blank line follows, otherwise one document."""
+    source = "<stdin>"
+    lines: list[bytes] = []
+    size = 0
+    while (line := _read_line(stream, source, len(lines) + 1)) and _jsontext.is_blank(line):
+        lines.append(line)
+        size += len(line)
+    if line:
+        lines.append(line)
+        size += len(line)
+        if line.endswith(b"\n") and _is_whole_document(line):
+            while (more := _read_line(stream, source, len(lines) + 1)) and _jsontext.is_blank(more):
+                lines.append(more)
+            if more:
+                yield from _lines(stream, source, pending=[*lines, more])
+                return
+            yield Document(source=source, line=1, text=b"".join(lines))
+            return
+    if size > MAX_DOCUMENT_BYTES:
+        raise _too_large(source)
+    yield Document(source=source, line=1, text=_read_bounded(stream, source, b"".join(lines)))
+
+
+def _file_documents(path: Path) -> Iterator[Document]:
+    source = str(path)
+    with input_errors(source), open(path, "rb") as stream:
+        if path.suffix.lower() == ".jsonl":
+            yield from _lines(stream, source)
+            return
+        facts = os.fstat(stream.fileno())
+        if stat.S_ISREG(facts.st_mode) and facts.st_size > MAX_DOCUMENT_BYTES:
+            raise _too_large(source)
+        yield Document(source=source, line=1, text=_read_bounded(stream, source))
 
 
 def iter_documents(
-    paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None
+    paths: Iterable[str | Path],
+    *,
+    stdin: IO[bytes] | None = None,
+    on_error: OnError | None = None,
 ) -> Iterator[Document]:
     """Yield each document of the given files and folders (``-`` is standard input).
 
-    Folders are searched recursively for ``*.json`` and ``*.jsonl``. A ``.jsonl`` file
-    holds one document per non-blank line; so does standard input when its first line
-    is a whole JSON document and more lines follow, otherwise it is one document.
+    Folders are searched recursively for ``*.json`` and ``*.jsonl`` (in any letter
+    case; symlinked folders are not entered); a folder with none gives a
+    :class:`NoRecordsWarning`. A file reached twice is read once, and so is standard
+    input. A ``.jsonl`` file holds one document per line; lines of JSON whitespace
+    only are skipped (a form feed is not JSON whitespace). Standard input is JSON
+    Lines when its first line is a whole document and more lines follow, otherwise
+    one document.
+
+    Args:
+        paths: Files, folders, and ``-``.
+        stdin: The stream ``-`` reads (default: the process's standard input).
+        on_error: Called with the InputError of each path that cannot be read, after
+            which the next path is read; by default the error is raised.
 
     Raises:
-        InputError: when a path does not exist or cannot be read.
+        InputError: when a path does not exist, cannot be read, or holds a document
+            larger than :data:`MAX_DOCUMENT_BYTES` (unless ``on_error`` is given).
     """
-    for path in _expand(paths):
-        if path == STDIN:
-            source = "<stdin>"
-            data = (stdin or sys.stdin.buffer).read()
-            lines = _looks_like_json_lines(data)
-        else:
-            source = str(path)
-            try:
-                data = Path(path).read_bytes()
-            except OSError as err:
-                raise InputError(source=source, reason=err.strerror or str(err)) from err
-            lines = Path(path).suffix == ".jsonl"
-        if not lines:
-            yield Document(source=source, line=1, text=data)
-            continue
-        for number, line in enumerate(data.split(b"\n"), start=1):
-            if line.strip():
-                yield Document(source=source, line=number, text=line)
-
-
-def _looks_like_json_lines(data: bytes) -> bool:
-    """Standard input has no suffix: it is JSON Lines when its first line is a whole document."""
-    first, _, rest = data.strip().partition(b"\n")
-    if not rest.strip():
-        return False
-    try:
-        json.loads(first)
-    except ValueError:
-        return False
-    return True
+    for path in _expand(paths, on_error):
+        source = "<stdin>" if path == STDIN else str(path)
+        try:
+            if path == STDIN:
+                with input_errors(source):
+                    stream = stdin if stdin is not None else sys.stdin.buffer
+                    yield from _stdin_documents(stream)
+            else:
+                yield from _file_documents(Path(path))
+        except InputError as err:
+            _report(err, on_error)
 
 
 @attrs.define
@@ -157,35 +334,57 @@ def _records(doc: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
             yield f"/{key}", kind, doc[key]
 
 
+def check_documents(
+    paths: Iterable[str | Path],
+    *,
+    verify_digests: bool = False,
+    stdin: IO[bytes] | None = None,
+    on_error: OnError | None = None,
+) -> Iterator[DocumentResult]:
+    """Validate every document of the given paths; yield each with its problems.
+
+    See :func:`iter_documents` for the arguments and for how paths are read.
+
+    Raises:
+        InputError: when a path cannot be read and ``on_error`` is not given.
+    """
+    names = _Names()
+    for document in iter_documents(paths, stdin=stdin, on_error=on_error):
+        parsed = _jsontext.parse_document(document.text)
+        value, text = parsed.value, parsed.text
+        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        if not problems:
+            located = list(names.problems(value, document.label))
+            source_map = _jsontext.SourceMap(text) if text is not None else None
+            problems = [_locate(p, source_map) for p in located]
+        offset = document.line - 1
+        found = []
+        for problem in problems:
+            shifted = problem
+            if problem.line is not None and offset:
+                shifted = attrs.evolve(problem, line=problem.line + offset)
+            found.append(FileProblem(source=document.source, problem=shifted))
+        yield DocumentResult(document=document, problems=tuple(found))
+
+
 def validate_paths(
     paths: Iterable[str | Path],
     *,
     verify_digests: bool = False,
     stdin: IO[bytes] | None = None,
+    on_error: OnError | None = None,
 ) -> Iterator[FileProblem]:
     """Validate every document of the given paths; yield each problem with its file and line.
 
+    See :func:`check_documents`.
+
     Raises:
-        InputError: when a path does not exist or cannot be read.
+        InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    names = _Names()
-    for document in iter_documents(paths, stdin=stdin):
-        value, text, problems = _jsontext.parse(document.text)
-        if not problems:
-            problems = list(
-                validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
-            )
-        if not problems:
-            where = f"{document.source}:{document.line}"
-            located = list(names.problems(value, where))
-            source_map = _jsontext.SourceMap(text) if text is not None else None
-            problems = [_locate(p, source_map) for p in located]
-        offset = document.line - 1
-        for problem in problems:
-            shifted = problem
-            if problem.line is not None and offset:
-                shifted = attrs.evolve(problem, line=problem.line + offset)
-            yield FileProblem(source=document.source, problem=shifted)
+    for result in check_documents(
+        paths, verify_digests=verify_digests, stdin=stdin, on_error=on_error
+    ):
+        yield from result.problems
 
 
 def _locate(problem: Problem, source_map: _jsontext.SourceMap | None) -> Problem:
@@ -193,35 +392,114 @@ def _locate(problem: Problem, source_map: _jsontext.SourceMap | None) -> Problem
     return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
-class JSONLinesWriter:
-    """Appends records to a JSON Lines file one by one, each flushed as it is written.
+def _json_text(record: Any, *, indent: int | None) -> str:
+    """The published form of a record, refusing what is not JSON (NaN, lone surrogates)."""
+    value = record if isinstance(record, (dict, list)) else dump(record)
+    problems = _jsontext.scan_value(value).problems
+    if problems:
+        raise SchemaValidationError(problems=problems)
+    return dumps(value, indent=indent)
 
-    A process interrupted or killed afterwards leaves every record it finished (the
-    operating system holds flushed bytes); closing also syncs the file to disk.
-    ``-`` writes to a stream instead.
+
+def _needs_newline(path: str) -> bool:
+    """Whether the file at ``path`` is non-empty and lacks a final newline."""
+    try:
+        with open(path, "rb") as existing:
+            if not stat.S_ISREG(os.fstat(existing.fileno()).st_mode):
+                return False
+            existing.seek(0, os.SEEK_END)
+            if existing.tell() == 0:
+                return False
+            existing.seek(-1, os.SEEK_END)
+            return existing.read(1) != b"\n"
+    except FileNotFoundError:
+        return False
+
+
+class JSONLinesWriter:
+    """Appends records to a JSON Lines file one by one, each written as it comes.
+
+    Each record reaches a file in one unbuffered write of its whole line, so a process
+    interrupted (SIGINT) or killed leaves every record it finished and no part of the
+    next; closing also syncs a regular file to disk. ``-`` writes to a stream instead,
+    flushed after each record.
+
+    Nothing is created before the first record, or :meth:`open`: a command that fails
+    before producing anything leaves no empty file. Appending to a file whose last
+    line lacks its newline first ends that line, so two records never share one.
+    Records are validated as JSON first: NaN, Infinity and lone surrogates are refused.
     """
 
     def __init__(self, path: str | Path, *, stream: IO[str] | None = None) -> None:
         self._path = str(path)
-        try:
-            if self._path == STDIN:
-                self._file: IO[str] = stream or sys.stdout
-            else:
-                self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (see close())
-        except OSError as err:
-            raise InputError(source=self._path, reason=err.strerror or str(err)) from err
+        self._where = "<stdout>" if self._path == STDIN else self._path
+        self._stream = stream
+        self._file: IO[bytes] | None = None
+        self._opened = False
+        self._pending = b""
+
+    def open(self) -> None:
+        """Open (create) the file now, if not yet open.
+
+        Raises:
+            InputError: when the file cannot be opened.
+        """
+        if self._opened:
+            return
+        if self._path != STDIN:
+            with input_errors(self._path):
+                if _needs_newline(self._path):
+                    self._pending = b"\n"
+                self._file = open(self._path, "ab", buffering=0)  # noqa: SIM115 (see close())
+        self._opened = True
 
     def write(self, record: Any) -> None:
-        """Append one record (a model instance or its JSON value) as one line."""
-        self._file.write(dumps(record, indent=None) + "\n")
-        self._file.flush()
+        """Append one record (a model instance or its JSON value) as one line.
+
+        Raises:
+            SchemaValidationError: when the record is not a JSON value; nothing is written.
+            InputError: when the file cannot be written (a full disk, say).
+        """
+        line = _json_text(record, indent=None) + "\n"
+        self.open()
+        with input_errors(self._where):
+            if self._file is None:
+                stream = self._stream or sys.stdout
+                stream.write(line)
+                stream.flush()
+                return
+            data = memoryview(self._pending + line.encode("utf-8"))
+            # One write takes a whole line to a regular file; a pipe may take less.
+            while data:
+                written = self._file.write(data)
+                if not written:
+                    raise OSError(errno.EAGAIN, "the output takes no more data")
+                data = data[written:]
+            self._pending = b""
 
     def close(self) -> None:
-        """Sync the file to disk and close it (a stream is only flushed)."""
-        self._file.flush()
-        if self._path != STDIN:
-            os.fsync(self._file.fileno())
-            self._file.close()
+        """Sync a regular file to disk and close it (a stream is only flushed).
+
+        Raises:
+            InputError: when the stream cannot be flushed or the file synced.
+        """
+        if not self._opened:
+            return
+        self._opened = False
+        file, self._file = self._file, None
+        if file is None:
+            with input_errors(self._where):
+                (self._stream or sys.stdout).flush()
+            return
+        try:
+            # Only a regular file can be synced: /dev/null, a pipe or a terminal
+            # refuses fsync, and has nothing to keep.
+            if stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                with input_errors(self._where):
+                    os.fsync(file.fileno())
+        finally:
+            with contextlib.suppress(OSError):
+                file.close()
 
     def __enter__(self) -> JSONLinesWriter:
         return self
@@ -234,16 +512,23 @@ def write_json(path: str | Path, obj: Any) -> None:
     """Write a record (or any JSON value) in the published form, atomically.
 
     The text goes to a temporary file beside ``path`` that replaces it in one rename,
-    so a reader never sees half a file and an earlier file survives a failed write.
+    so a reader never sees half a file and an earlier file survives a failed write;
+    the temporary file is removed when the write fails.
+
+    Raises:
+        SchemaValidationError: when ``obj`` is not a JSON value (NaN, say); nothing is written.
+        InputError: when the file cannot be written.
     """
     target = Path(path)
-    text = dumps(obj)
-    try:
-        fd, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except OSError as err:
-        raise InputError(source=str(target), reason=err.strerror or str(err)) from err
+    text = _json_text(obj, indent=2)
+    with input_errors(target):
+        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            os.unlink(temporary)
+            raise

@@ -6,7 +6,9 @@ callers read ``err.problems`` or ``err.line`` instead of parsing messages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -15,6 +17,8 @@ import rfc8785
 if TYPE_CHECKING:
     # Only for the annotation: documents imports this module, not the other way round.
     from .documents import FileProblem
+
+from ._display import printable, printable_pointer
 
 __all__ = [
     "CanonicalizationError",
@@ -26,6 +30,7 @@ __all__ = [
     "SchemaValidationError",
     "TimestampError",
     "UnsupportedSourceError",
+    "input_errors",
 ]
 
 
@@ -51,8 +56,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{self.line}:{self.column}: " if self.line is not None else ""
-        pointer = self.pointer or "(document)"
-        return f"{where}{pointer}: {self.message} [{self.code}]"
+        pointer = printable_pointer(self.pointer) or "(document)"
+        return f"{where}{pointer}: {printable(self.message)} [{self.code}]"
 
 
 class KernelIndexError(Exception):
@@ -67,7 +72,7 @@ class SchemaValidationError(KernelIndexError):
     source: str | None = None
 
     def __str__(self) -> str:
-        prefix = f"{self.source}:" if self.source else ""
+        prefix = f"{printable(self.source)}:" if self.source else ""
         lines = []
         for problem in self.problems:
             sep = "" if problem.line is not None or not prefix else " "
@@ -96,7 +101,25 @@ class InputError(KernelIndexError):
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.reason}"
+        return f"{printable(self.source)}: {printable(self.reason)}"
+
+    @classmethod
+    def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
+        """The InputError for an OSError met while reading or writing ``source``."""
+        return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@contextlib.contextmanager
+def input_errors(source: str | Path) -> Iterator[None]:
+    """Raise any OSError of the block as an :class:`InputError` naming ``source``.
+
+    Raises:
+        InputError: from the OSError, which stays its ``__cause__``.
+    """
+    try:
+        yield
+    except OSError as err:
+        raise InputError.from_os_error(source, err) from err
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)
@@ -130,6 +153,7 @@ class RecordSetError(KernelIndexError):
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.problems))
+
 
 @attrs.frozen(kw_only=True, auto_exc=True)
 class CanonicalizationError(KernelIndexError, rfc8785.CanonicalizationError):

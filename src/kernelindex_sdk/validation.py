@@ -1,14 +1,17 @@
 """Validation of records: the schema registry, schema selection, and the checks beyond it.
 
-python-jsonschema is the reference validator and gives every problem's detail;
-jsonschema-rs, compiled from the same schemas, answers first whether a document is
-valid at all, so valid documents never pay for the reference's slower walk.
+jsonschema-rs, compiled from the schemas, decides whether a document is valid: it
+follows ECMA-262 regular expressions as JSON Schema requires. python-jsonschema gives
+the detail of each problem. When the two disagree the fast verdict stands and its own
+errors are reported, so a document is never passed that jsonschema-rs refuses.
+The reference validator is strict where the published form is: an integer field
+refuses an integral float (``2.0``), which JSON Schema would otherwise accept.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import attrs
@@ -52,10 +55,28 @@ def registry() -> referencing.Registry[Any]:
 
 
 @functools.cache
+def _strict_registry() -> referencing.Registry[Any]:
+    # python-jsonschema picks the validator class of each resource it enters from the
+    # resource's "$schema", which would swap the strict class for the stock one: these
+    # copies leave "$schema" out, so the strict class is kept throughout.
+    resources = [
+        (
+            BASE_URI + name,
+            DRAFT202012.create_resource({k: v for k, v in schema.items() if k != "$schema"}),
+        )
+        for name, schema in load_schemas().items()
+    ]
+    return referencing.Registry().with_resources(resources).crawl()
+
+
+@functools.cache
 def _reference_validator(kind: str) -> jsonschema.protocols.Validator:
     schema = {"$ref": BASE_URI + SCHEMA_FILES[kind]}
-    cls = jsonschema.Draft202012Validator
-    return cls(schema, registry=registry(), format_checker=cls.FORMAT_CHECKER)
+    format_checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    validator: jsonschema.protocols.Validator = _StrictValidator(
+        schema, registry=_strict_registry(), format_checker=format_checker
+    )
+    return validator
 
 
 @functools.cache
@@ -72,9 +93,44 @@ def _fast_is_valid(kind: str, doc: Any) -> bool:
     try:
         return bool(_fast_validator(kind).is_valid(doc))
     except (ValueError, TypeError):
-        # Python values JSON has no form for (a tuple, a str subclass): let the reference
-        # validator judge, and report, them.
+        # scan_value() has refused what jsonschema-rs cannot take; should anything
+        # still slip through, it is not valid.
         return False
+
+
+def _fast_problems(kind: str, doc: Any) -> list[Problem]:
+    """Problems as jsonschema-rs reports them, for when python-jsonschema finds none."""
+    try:
+        problems = [
+            p
+            for e in _fast_validator(kind).iter_errors(doc)
+            for p in _messages.problems_from_fast_error(e)
+        ]
+    except (ValueError, TypeError) as err:
+        problems = [
+            Problem(
+                pointer="",
+                message=f"jsonschema-rs cannot read the document: {err}",
+                code="json-value",
+            )
+        ]
+    return problems or [
+        Problem(
+            pointer="",
+            message="jsonschema-rs refuses the document but gives no detail",
+            code="schema",
+        )
+    ]
+
+
+def _is_strict_integer(_: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_STRICT_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer)
+_StrictValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, type_checker=_STRICT_TYPES
+)
 
 
 def detect_kind(doc: Any) -> str | Problem:
@@ -85,7 +141,9 @@ def detect_kind(doc: Any) -> str | Problem:
             message=f"expected a JSON object, got {_messages.short_repr(doc)}",
             code="type",
         )
-    if "kind" not in doc and "apiVersion" not in doc and "run" in doc:
+    if "kind" not in doc and "apiVersion" not in doc and not _BUNDLE_KEYS.isdisjoint(doc):
+        # A bundle member without its run is still a bundle: the schema then says
+        # that 'run' is required.
         return BUNDLE
     api_version = doc.get("apiVersion")
     if api_version not in SUPPORTED_API_VERSIONS:
@@ -124,7 +182,24 @@ def _view(doc: dict[str, Any], kind: str) -> _semantic.RecordView:
     return _semantic.RecordView(environment=doc, environment_at="")
 
 
-def _document_problems(doc: Any, kind: str | None, verify_digests: bool) -> Iterator[Problem]:
+def _as_json(doc: Any) -> Any:
+    """A model instance's JSON value; any other value as it is."""
+    if attrs.has(type(doc)):
+        # convert sits above validation (it validates what it loads): import it late.
+        from . import convert  # noqa: PLC0415 (a cycle at import time otherwise)
+
+        return convert.dump(doc)
+    return doc
+
+
+def _document_problems(
+    doc: Any, kind: str | None, verify_digests: bool, scan: _jsontext.ValueScan | None = None
+) -> Iterator[Problem]:
+    if scan is None:
+        scan = _jsontext.scan_value(doc)
+    if scan.problems:
+        yield from scan.problems
+        return
     detected = detect_kind(doc)
     if isinstance(detected, Problem):
         yield detected
@@ -132,12 +207,20 @@ def _document_problems(doc: Any, kind: str | None, verify_digests: bool) -> Iter
     if kind is not None and detected != kind:
         yield Problem(pointer="", message=f"expected a {kind}, got a {detected}", code="kind")
         return
-    if not _fast_is_valid(detected, doc):
+    fast_valid = _fast_is_valid(detected, doc)
+    # The strict reference also runs on a valid document holding an integral float,
+    # which jsonschema-rs accepts in an integer field.
+    if not fast_valid or scan.integral_float:
         errors = sorted(_reference_validator(detected).iter_errors(doc), key=lambda e: e.path)
         for error in errors:
             yield from _messages.problems_from_error(error)
         if errors:
             return
+    if not fast_valid:
+        # The validators disagree (regular expression dialects, say): the fast verdict
+        # stands, never a pass.
+        yield from _fast_problems(detected, doc)
+        return
     view = _view(doc, detected)
     for check_fn in _semantic.CHECKS:
         yield from check_fn(view)
@@ -155,18 +238,30 @@ def iter_problems(
     """Yield every problem of one document.
 
     Args:
-        doc: A parsed JSON value, or JSON text (str or bytes), parsed strictly.
+        doc: A parsed JSON value, a model instance, or JSON text (str or bytes),
+            parsed strictly. A value must be made of JSON's types exactly (see
+            ``_jsontext.scan_value``): anything else is a ``json-value`` problem.
         kind: The kind the document must be (``BenchmarkRun``, ..., ``RecordBundle``);
             by default the one it declares.
         text: The text ``doc`` was parsed from, to give problems lines and columns.
         verify_digests: Recompute each digest whose content the document carries.
     """
     if isinstance(doc, (str, bytes)):
-        doc, text, parse_problems = _jsontext.parse(doc)
-        if parse_problems:
-            yield from parse_problems
-            return
+        parsed = _jsontext.parse_document(doc)
+        yield from _parsed_problems(parsed, kind=kind, verify_digests=verify_digests)
+        return
     yield from iter_value_problems(doc, kind=kind, text=text, verify_digests=verify_digests)
+
+
+def _parsed_problems(
+    parsed: _jsontext.Parsed, *, kind: str | None = None, verify_digests: bool = False
+) -> Iterator[Problem]:
+    """Problems of a document parsed by ``_jsontext.parse_document`` (walked once only)."""
+    if parsed.problems:
+        yield from parsed.problems
+        return
+    problems = _document_problems(parsed.value, kind, verify_digests, parsed.scan)
+    yield from _locate(problems, parsed.text)
 
 
 def iter_value_problems(
@@ -176,8 +271,11 @@ def iter_value_problems(
     text: str | None = None,
     verify_digests: bool = False,
 ) -> Iterator[Problem]:
-    """Like :func:`iter_problems` for an already parsed value, even a JSON string."""
-    problems = _document_problems(value, kind, verify_digests)
+    """Like :func:`iter_problems` for an already parsed value (or model), even a JSON string."""
+    yield from _locate(_document_problems(_as_json(value), kind, verify_digests), text)
+
+
+def _locate(problems: Iterable[Problem], text: str | None) -> Iterator[Problem]:
     if text is None:
         yield from problems
         return
@@ -229,6 +327,8 @@ def compare_digests(doc: Any) -> list[DigestComparison]:
         doc, _, problems = _jsontext.parse(doc)
         if problems:
             raise SchemaValidationError(problems=problems)
+    doc = _as_json(doc)
+    check(doc)
     kind = detect_kind(doc)
     if kind not in ("BenchmarkRun", BUNDLE):
         raise SchemaValidationError(
@@ -240,5 +340,4 @@ def compare_digests(doc: Any) -> list[DigestComparison]:
                 )
             ]
         )
-    check(doc)
     return list(_semantic.digest_comparisons(_view(doc, kind)))

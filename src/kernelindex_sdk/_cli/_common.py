@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import sys
 from typing import IO
 
 import attrs
 
-__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "Streams", "add_out", "ints", "names"]
+__all__ = [
+    "EXIT_INVALID",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Streams",
+    "add_out",
+    "ints",
+    "names",
+    "silence_stdout",
+]
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -40,3 +52,13 @@ def ints(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {text!r}"
         ) from None
+
+
+def silence_stdout(io: Streams) -> None:
+    """After stdout failed (a closed pipe, a full disk), point file descriptor 1 at
+    /dev/null, so that the interpreter's last flush does not fail again at exit."""
+    if io.stdout is not sys.stdout:
+        return
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())

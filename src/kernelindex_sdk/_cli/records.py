@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import warnings
 from collections.abc import Callable
 
 from .. import documents, validation
+from .._display import printable, printable_pointer
 from .._schemas import (
     SCHEMA_FILES,
     export_schemas,
@@ -14,62 +17,169 @@ from .._schemas import (
     schema_text,
     self_contained_schema,
 )
-from ..errors import KernelIndexError
-from ._common import EXIT_INVALID, EXIT_OK, Streams
+from ..errors import InputError, KernelIndexError
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["register"]
 
 
+def _property(text: str) -> str:
+    # GitHub workflow commands: properties escape % CR LF : and , (in that spirit,
+    # % first so the other escapes are not escaped again).
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
 def _github(problem: documents.FileProblem) -> str:
     p = problem.problem
-    where = f"file={problem.source}"
+    where = f"file={_property(printable(problem.source))}"
     if p.line is not None:
         where += f",line={p.line},col={p.column}"
-    message = f"{p.pointer or '(document)'}: {p.message} [{p.code}]".replace("%", "%25")
-    return f"::error {where}::{message.replace(chr(10), '%0A')}"
+    pointer = printable_pointer(p.pointer) or "(document)"
+    message = f"{pointer}: {printable(p.message, documents.MAX_MESSAGE)} [{p.code}]"
+    return f"::error {where}::{_data(message)}"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_text(value: object) -> str:
+    # ensure_ascii=False keeps names readable; a lone surrogate (a file name that is
+    # not UTF-8) becomes its \u escape, which JSON allows and UTF-8 can carry.
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+class _Tally:
+    """What validate saw: documents, valid ones, and whether any input was unreadable."""
+
+    def __init__(self, io: Streams) -> None:
+        self.documents = self.valid = 0
+        self.unreadable = False
+        self._io = io
+
+    def unreadable_input(self, err: InputError) -> None:
+        self.unreadable = True
+        print(f"kernelindex: {err}", file=self._io.stderr)
+
+    @property
+    def status(self) -> int:
+        if self.unreadable:
+            return EXIT_USAGE
+        return EXIT_INVALID if self.valid < self.documents else EXIT_OK
 
 
 def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
-    problems = documents.validate_paths(
-        args.paths, verify_digests=args.verify_digests, stdin=io.stdin
-    )
-    count = 0
-    if args.format == "json":
-        found = [p.as_dict() for p in problems]
-        count = len(found)
-        json.dump(found, io.stdout, indent=2, ensure_ascii=False)
-        io.stdout.write("\n")
-    else:
-        render: Callable[[documents.FileProblem], str] = _github if args.format == "github" else str
-        for problem in problems:
-            count += 1
-            print(render(problem), file=io.stdout)
-    return EXIT_INVALID if count else EXIT_OK
+    tally = _Tally(io)
+    render: Callable[[documents.FileProblem], str] = _github if args.format == "github" else str
+    found: list[dict[str, object]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", documents.NoRecordsWarning)
+        results = documents.check_documents(
+            args.paths,
+            verify_digests=args.verify_digests,
+            stdin=io.stdin,
+            on_error=tally.unreadable_input,
+        )
+        try:
+            for result in results:
+                tally.documents += 1
+                tally.valid += result.valid
+                if args.format == "json":
+                    found.extend(p.as_dict() for p in result.problems)
+                else:
+                    for problem in result.problems:
+                        print(render(problem), file=io.stdout)
+            if args.format == "json":
+                io.stdout.write(_json_text(found))
+            io.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away (| head -1): the verdict so far stands, and a
+            # problem was being printed, so it is not a pass.
+            silence_stdout(io)
+            return max(tally.status, EXIT_INVALID)
+    for warning in caught:
+        print(f"kernelindex: {warning.message}", file=io.stderr)
+    if not args.quiet:
+        invalid = tally.documents - tally.valid
+        print(
+            f"kernelindex: {tally.documents} document(s): {tally.valid} valid, {invalid} invalid",
+            file=io.stderr,
+        )
+    return tally.status
+
+
+def _comparison(c: validation.DigestComparison) -> tuple[str, str | None]:
+    if c.error is not None:
+        return f"cannot compute: {c.error}", None
+    if c.computed is None:
+        return "not recomputable: the input lacks the object", None
+    return ("ok" if c.matches else "MISMATCH"), c.computed
+
+
+def _digest_entry(
+    document: documents.Document, comparisons: list[validation.DigestComparison]
+) -> dict[str, object]:
+    digests = [
+        {
+            "field": c.field,
+            "declared": c.declared,
+            "computed": c.computed,
+            "matches": c.matches,
+            "verdict": _comparison(c)[0],
+        }
+        for c in comparisons
+    ]
+    return {"source": document.source, "line": document.line, "digests": digests}
+
+
+def _print_digests(where: str, comparisons: list[validation.DigestComparison], io: Streams) -> None:
+    print(where, file=io.stdout)
+    for c in comparisons:
+        verdict, computed = _comparison(c)
+        print(f"  {c.field}", file=io.stdout)
+        print(f"    declared  {c.declared}", file=io.stdout)
+        print(f"    computed  {computed or '-'}  {verdict}", file=io.stdout)
 
 
 def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
     status = EXIT_OK
-    for document in documents.iter_documents([args.path], stdin=io.stdin):
-        where = f"{document.source}:{document.line}" if document.line != 1 else document.source
-        try:
-            comparisons = validation.compare_digests(document.text)
-        except KernelIndexError as err:
-            print(f"{where}: {err}", file=io.stderr)
-            status = EXIT_INVALID
-            continue
-        print(where, file=io.stdout)
-        for c in comparisons:
-            if c.error is not None:
-                verdict, computed = f"cannot compute: {c.error}", "-"
-            elif c.computed is None:
-                verdict, computed = "not recomputable: the input lacks the object", "-"
+    entries: list[dict[str, object]] = []
+
+    def unreadable(err: InputError) -> None:
+        nonlocal status
+        status = EXIT_USAGE
+        print(f"kernelindex: {err}", file=io.stderr)
+
+    try:
+        for document in documents.iter_documents([args.path], stdin=io.stdin, on_error=unreadable):
+            where = printable(document.label)
+            try:
+                comparisons = validation.compare_digests(document.text)
+            except KernelIndexError as err:
+                status = max(status, EXIT_INVALID)
+                if args.format == "json":
+                    entries.append(
+                        {"source": document.source, "line": document.line, "error": str(err)}
+                    )
+                else:
+                    print(f"{where}: {err}", file=io.stderr)
+                continue
+            if any(c.matches is False for c in comparisons):
+                status = max(status, EXIT_INVALID)
+            if args.format == "json":
+                entries.append(_digest_entry(document, comparisons))
             else:
-                verdict, computed = ("ok" if c.matches else "MISMATCH"), c.computed
-                if not c.matches:
-                    status = EXIT_INVALID
-            print(f"  {c.field}", file=io.stdout)
-            print(f"    declared  {c.declared}", file=io.stdout)
-            print(f"    computed  {computed}  {verdict}", file=io.stdout)
+                _print_digests(where, comparisons, io)
+        if args.format == "json":
+            io.stdout.write(_json_text(entries))
+        io.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away: the verdict so far stands.
+        silence_stdout(io)
     return status
 
 
@@ -92,8 +202,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="check records against the schemas and the semantic checks",
         description=(
             "Validate JSON and JSON Lines records. Folders are searched recursively for"
-            " *.json and *.jsonl; '-' reads standard input. Prints one line per problem;"
-            " exits 0 when all are valid, 1 when any is invalid, 2 on usage or I/O errors."
+            " *.json and *.jsonl (any letter case); '-' reads standard input; a file reached"
+            " twice is read once. Prints one line per problem, and a summary on standard"
+            " error. Exits 0 when all are valid, 1 when any is invalid, 2 on usage errors or"
+            " when an input could not be read (the others are still checked)."
+            f" One document (a .json file, a JSON Lines line, or standard input) may hold"
+            f" at most {documents.MAX_DOCUMENT_BYTES // 2**20} MiB."
         ),
     )
     validate.add_argument("paths", nargs="+", metavar="PATH")
@@ -108,6 +222,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="text",
         help="text (path:line:col: /pointer: message [code]), json, or GitHub annotations",
     )
+    validate.add_argument(
+        "-q", "--quiet", action="store_true", help="no summary line on standard error"
+    )
     validate.set_defaults(run=_cmd_validate)
 
     digest = sub.add_parser(
@@ -115,6 +232,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="show the digests a run declares beside those computed from its content",
     )
     digest.add_argument("path", metavar="PATH")
+    digest.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text, or json: a list of {source, line, digests: [{field, declared, computed,"
+        " matches, verdict}]} or {source, line, error}",
+    )
     digest.set_defaults(run=_cmd_digest)
 
     schema = sub.add_parser(

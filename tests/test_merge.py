@@ -210,7 +210,7 @@ def test_cli_writes_the_merge_and_replaces_the_output(tmp_path: Path) -> None:
         f"kernelindex: merged 64 records from 74 documents (10 duplicates dropped) into {out}\n"
     )
     assert out.read_text(encoding="utf-8") == merged_text(SWEEP)
-    assert run("validate", "--verify-digests", str(out)) == (0, "", "")
+    assert run("validate", "-q", "--verify-digests", str(out)) == (0, "", "")
     # No temporary file is left beside the output.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "merged.jsonl"]
 

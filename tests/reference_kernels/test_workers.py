@@ -108,11 +108,12 @@ def test_a_worker_that_raises_stops_and_says_why() -> None:
     )
 
 
-def test_a_record_that_does_not_load_becomes_a_failed_record() -> None:
+def test_an_invalid_record_becomes_a_failed_record() -> None:
+    """The worker's own dumps refuses it (dumps validates), so it never reaches the parent."""
     results = run([("bad", 0), ("ok", 1)])
     [failure] = [r for r in results if r.worker_failed]
     reason = annotations(failure)["test.kernelindex.dev/failure"]
-    assert reason.startswith("the worker on cpu-a sent a record that does not load: ")
+    assert reason.startswith("the worker on cpu-a raised SchemaValidationError: ")
     assert "/run/spec/timing/latencyNs/median" in reason
 
 

@@ -1,10 +1,20 @@
 """JSD loss forward on one GPU: our Triton kernel and its peers, side by side in one process.
 
 For every point (BT x V x dtype, loss alone and with dL/dinput) each provider is checked
-against a float64 reference and timed through the harness (triton.testing.do_bench,
-quantiles 0.5/0.2/0.8 of >= 100 samples, L2 flushed), which writes one record per run.
-Beside them: the achievable bandwidth from a device-to-device copy, and, for our kernel,
-a bare do_bench of the same call, to show the harness adds nothing to the median.
+against a float64 reference (the gradient too, against float64 autograd) and timed through
+the harness (triton.testing.do_bench, CUDA events, >= 100 samples, L2 flushed): the time as
+users call it, which includes the host's launch cost whenever the GPU waits for the host.
+Beside it, measured in the same process:
+
+- ``cudagraph_ms``: median of triton.testing.do_bench_cudagraph of the same call (the GPU's
+  time alone, no host launch cost);
+- ``host_us_per_call``: host time to issue one call, from 50 calls issued back to back
+  (the GPU busy long enough that the queue never fills);
+- ``read_roofline_ms``: the read-stream roofline, the fastest of a plain Triton kernel
+  that reads both inputs once (persistent grid, a few block sizes, CUDA graph), for the
+  bytes the workload must move at that read rate;
+- ``copy_roofline_ms``: the same bytes at the rate of a device-to-device copy (read + write),
+  the roofline used before: lower than a read stream, so too easy a bar.
 
     PYTHONPATH=src python3 benchmarks/jsd_forward.py --records R.jsonl --summary S.json \
         --table T.md [--impl torch,torch-compile,triton,liger]
@@ -14,10 +24,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
-from triton.testing import do_bench
+import triton
+import triton.language as tl
+from triton.testing import do_bench, do_bench_cudagraph
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.documents import JSONLinesWriter, write_json
@@ -25,32 +39,86 @@ from kernelindex_sdk.reference_kernels.device import select_device
 from kernelindex_sdk.reference_kernels.jsd import fused, sweep
 
 COPY_BYTES = 4 * 2**30
+HOST_CALLS = 50
+# (BLOCK, num_warps, programs per SM) tried for the read stream; the fastest counts.
+READ_CONFIGS = [(4096, 8, 4), (8192, 16, 2), (8192, 16, 4), (16384, 32, 1), (16384, 32, 2)]
+
+
+@triton.jit
+def _read_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: N803
+    i_p = tl.program_id(0)
+    n_p = tl.num_programs(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i_t in range(i_p, tl.cdiv(n, BLOCK), n_p):
+        o = i_t.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        m = o < n
+        acc += tl.load(x_ptr + o, mask=m, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        acc += tl.load(y_ptr + o, mask=m, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    tl.store(out_ptr + i_p, tl.sum(acc, axis=0))
+
+
+def _graph_ms(fn: Callable[[], Any]) -> float:
+    with torch.cuda.stream(torch.cuda.Stream()):
+        return float(do_bench_cudagraph(fn, rep=20, return_mode="median"))
+
+
+def read_stream_ms(x: torch.Tensor, y: torch.Tensor) -> float:
+    """GPU time of the fastest plain kernel that reads ``x`` and ``y`` once (CUDA graph)."""
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+    out = torch.empty(sms * 8, device=x.device, dtype=torch.float32)
+    n = x.numel()
+    best = float("inf")
+    for block, warps, per_sm in READ_CONFIGS:
+        grid = (min(triton.cdiv(n, block), sms * per_sm),)
+
+        def run(block: int = block, warps: int = warps, grid: tuple[int] = grid) -> None:
+            _read_kernel[grid](x, y, out, n, BLOCK=block, num_warps=warps)
+
+        run()
+        best = min(best, _graph_ms(run))
+    return best
 
 
 def copy_bandwidth() -> float:
-    """Bytes read plus written per second by a 4 GiB device-to-device copy."""
+    """Bytes read plus written per second by a 4 GiB device-to-device copy (median do_bench)."""
     src = torch.empty(COPY_BYTES // 4, device="cuda", dtype=torch.float32).uniform_()
     dst = torch.empty_like(src)
     ms = float(do_bench(lambda: dst.copy_(src), return_mode="median"))
     return 2 * COPY_BYTES / (ms * 1e-3)
 
 
-def bare_do_bench_ms(case: sweep.JSDCase) -> float:
-    """Median of a plain do_bench of jsd_triton on fresh inputs of ``case``, as Liger times."""
-    shape = (case.tokens, case.vocab)
-    x = torch.randn(shape, device="cuda").log_softmax(-1).to(case.torch_dtype)
-    y = torch.randn(shape, device="cuda").log_softmax(-1).to(case.torch_dtype)
+def side_measures(provider: str, case: sweep.JSDCase) -> dict[str, float]:
+    """CUDA-graph median and host microseconds per call of ``provider`` at ``case``."""
+    fn, _ = sweep._provider(provider, case)
+    x, y = sweep._inputs(case, torch.device("cuda"), 0)
     x.requires_grad_(case.input_grad)
 
     def call() -> torch.Tensor:
         with torch.set_grad_enabled(case.input_grad):
-            return fused.jsd_triton(x, y, beta=case.beta)
+            return fn(x, y)
 
-    grads = [x] if case.input_grad else None
-    return float(do_bench(call, grad_to_none=grads, quantiles=[0.5, 0.2, 0.8])[0])
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    # Keep the GPU busy first so that the 50 calls below never wait for it to drain.
+    busy = torch.empty(2**28, device="cuda").uniform_()
+    torch.cuda._sleep(int(50e6))
+    start = time.perf_counter()
+    for _ in range(HOST_CALLS):
+        call()
+    host_us = (time.perf_counter() - start) / HOST_CALLS * 1e6
+    torch.cuda.synchronize()
+    del busy
+    plans = [p for p in fused._PLANS.values() if p.compiled is not None]
+    return {
+        **({"direct_launch": all(p.launcher is not None for p in plans)} if plans else {}),
+        "cudagraph_ms": _graph_ms(call),
+        "host_us_per_call": host_us,
+        "read_roofline_ms": read_stream_ms(x.detach(), y),
+    }
 
 
-def summarize(record: ki.models.RecordBundle, bandwidth: float) -> dict[str, Any]:
+def summarize(record: ki.models.RecordBundle, copy_bw: float) -> dict[str, Any]:
     run = record.run.spec
     params = run.workload.parameters if run.workload else {}
     row: dict[str, Any] = {
@@ -61,46 +129,61 @@ def summarize(record: ki.models.RecordBundle, bandwidth: float) -> dict[str, Any
         "input_grad": params.get("inputGrad"),
         "status": run.status,
         "name": record.run.metadata.name,
+        "config": (record.run.metadata.annotations or {}).get("kernelindex.dev/config"),
     }
+    if run.correctness is not None:
+        row["loss_max_rel_error"] = run.correctness.max_rel_error
+    for m in run.measurements or ():
+        if m.metric.endswith("_error"):
+            row[m.metric] = m.value
     if run.timing is None:
         row["failure"] = run.failure.message if run.failure else None
         return row
     stats = {m.statistic: m.value for m in run.measurements or () if m.metric == "latency"}
     moved = run.workload.bytes_moved if run.workload else None
-    roofline_ms = moved / bandwidth * 1e3 if moved else None
-    median_ms = run.timing.latency_ns.median / 1e6  # type: ignore[operator]
     row.update(
-        median_ms=median_ms,
+        median_ms=run.timing.latency_ns.median / 1e6,  # type: ignore[operator]
         p20_ms=stats["p20"] / 1e6,
         p80_ms=stats["p80"] / 1e6,
         samples=run.timing.samples,
-        roofline_ms=roofline_ms,
-        vs_roofline=median_ms / roofline_ms if roofline_ms else None,
-        config=run.implementation.config if run.implementation else None,
+        copy_roofline_ms=moved / copy_bw * 1e3 if moved else None,
     )
     return row
 
 
-def table(rows: list[dict[str, Any]], device: str, bandwidth: float) -> str:
+def _cell(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "-"
+    if "median_ms" not in row:
+        return str(row["status"])
+    return f"{row['median_ms']:.3f} / {row.get('cudagraph_ms', float('nan')):.3f}"
+
+
+def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: float) -> str:
     providers = ["torch", "torch-compile", "liger", "triton"]
     lines = [
         f"# JSD loss forward on {device}",
         "",
-        "Written by `benchmarks/jsd_forward.py` (all numbers from one process); records in",
-        "`benchmarks/results/jsd_forward_h200.jsonl`, summary in `jsd_forward_h200.json`.",
-        "Achievable bandwidth (4 GiB device-to-device copy, read + write):"
-        f" {bandwidth / 1e12:.2f} TB/s.",
-        "Roofline: the bytes the workload must move (read both inputs; with the gradient also",
-        "write dL/dinput once) over that bandwidth. Median ms of >= 100 samples, L2 flushed.",
-        "Liger computes the gradient in every forward; `torch` and `torch-compile` with",
-        "dL/dinput build the autograd graph (gradient computed at backward, not timed).",
+        "Written by `benchmarks/jsd_forward.py` (all numbers from one process). Each cell:",
+        "median ms as called (harness, `do_bench`, CUDA events, L2 flushed) / median ms under",
+        "a CUDA graph (`do_bench_cudagraph`, the GPU's time alone).",
+        f"Read roofline: a plain Triton kernel reading both inputs once, {read_bw / 1e12:.2f}"
+        " TB/s at best;",
+        f"copy roofline: a 4 GiB device-to-device copy, {copy_bw / 1e12:.2f} TB/s (read + write).",
+        "Each roofline is the bytes the workload must move (read both inputs; with the",
+        "gradient also write dL/dinput) at that rate. Liger computes the gradient in every",
+        "forward; `torch` and `torch-compile` with dL/dinput build the autograd graph.",
         "",
     ]
     for grad in (False, True):
         lines.append("## Loss and gradient in one forward" if grad else "## Loss only")
         lines.append("")
-        header = "| BT x V | dtype | " + " | ".join(providers) + " | roofline | triton / roofline |"
-        lines += [header, "|" + " --- |" * (len(providers) + 4)]
+        header = (
+            "| BT x V | dtype | "
+            + " | ".join(providers)
+            + " | read roofline | copy roofline | triton as called / read | host us/call |"
+        )
+        lines += [header, "|" + " --- |" * (len(providers) + 6)]
         keys = sorted(
             {(r["tokens"], r["vocab"], r["dtype"]) for r in rows if r["input_grad"] is grad},
             key=lambda k: (k[2], k[0]),
@@ -112,21 +195,19 @@ def table(rows: list[dict[str, Any]], device: str, bandwidth: float) -> str:
                 if (r["tokens"], r["vocab"], r["dtype"], r["input_grad"])
                 == (tokens, vocab, dtype, grad)
             }
-            cells = []
-            for p in providers:
-                r = found.get(p)
-                cells.append(
-                    "-"
-                    if r is None
-                    else f"{r['median_ms']:.3f}"
-                    if "median_ms" in r
-                    else r["status"]
-                )
+            cells = [_cell(found.get(p)) for p in providers]
             ours = found.get("triton", {})
-            roof = ours.get("roofline_ms")
-            ratio = ours.get("vs_roofline")
-            tail = f" {roof:.3f} | {ratio:.3f} |" if roof and ratio else " - | - |"
-            lines.append(f"| {tokens} x {vocab} | {dtype} | " + " | ".join(cells) + " |" + tail)
+            read = ours.get("read_roofline_ms")
+            copy = ours.get("copy_roofline_ms")
+            ratio = ours["median_ms"] / read if read and "median_ms" in ours else None
+            host = ours.get("host_us_per_call")
+            tail = [
+                f"{read:.3f}" if read else "-",
+                f"{copy:.3f}" if copy else "-",
+                f"{ratio:.3f}" if ratio else "-",
+                f"{host:.0f}" if host else "-",
+            ]
+            lines.append(f"| {tokens} x {vocab} | {dtype} | " + " | ".join(cells + tail) + " |")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -137,6 +218,7 @@ def main() -> int:
     parser.add_argument("--tokens", default="1024,2048,4096,8192")
     parser.add_argument("--vocab", default="128256")
     parser.add_argument("--dtype", default="fp32,bf16")
+    parser.add_argument("--input-grad", default="both", choices=("off", "on", "both"))
     parser.add_argument("--records", required=True)
     parser.add_argument("--summary", required=True)
     parser.add_argument("--table", required=True)
@@ -146,40 +228,57 @@ def main() -> int:
         print("this benchmark needs a CUDA GPU", file=sys.stderr)
         return 2
     providers = [p for p in args.impl.split(",") if p != "liger" or sweep.liger_available()]
-    bandwidth = copy_bandwidth()
-    points = sweep.cases(
-        [int(t) for t in args.tokens.split(",")],
-        [int(v) for v in args.vocab.split(",")],
-        args.dtype.split(","),
-        input_grad=(False, True),
+    points = sweep.plan(
+        providers=providers,
+        device=device,
+        tokens=[int(t) for t in args.tokens.split(",")],
+        vocab=[int(v) for v in args.vocab.split(",")],
+        dtypes=args.dtype.split(","),
+        input_grad=args.input_grad,
     )
+    copy_bw = copy_bandwidth()
     rows = []
+    read_bw = 0.0
     with JSONLinesWriter(args.records) as out:
         for case in points:
             for provider in providers:
                 record = sweep.run_case(provider, case, device)
                 out.write(record)
-                row = summarize(record, bandwidth)
-                if provider == "triton" and row["status"] == "passed":
-                    row["bare_do_bench_ms"] = bare_do_bench_ms(case)
-                    row["harness_vs_bare"] = row["median_ms"] / row["bare_do_bench_ms"]
+                row = summarize(record, copy_bw)
+                if row["status"] == "passed":
+                    try:
+                        row.update(side_measures(provider, case))
+                    except Exception as err:  # a side measure failed: keep the record's row
+                        row["side_error"] = f"{type(err).__name__}: {err}"[:200]
+                read = row.get("read_roofline_ms")
+                if read:
+                    reads = 2 * case.tokens * case.vocab * case.torch_dtype.itemsize
+                    read_bw = max(read_bw, reads / (read * 1e-3))
+                    # With the gradient the workload also writes dL/dinput: at the read rate.
+                    row["read_roofline_ms"] = read * (1.5 if case.input_grad else 1.0)
                 rows.append(row)
                 torch.cuda.empty_cache()
                 shown = f"{row['median_ms']:.4f} ms" if "median_ms" in row else row["status"]
+                graph = row.get("cudagraph_ms")
+                host = row.get("host_us_per_call")
+                extra = f" graph {graph:.4f} host {host:.0f}us" if graph and host else ""
                 point = f"{row['dtype']} {row['tokens']:5} grad={row['input_grad']!s:5}"
-                print(f"{row['provider']:14} {point} {shown}", flush=True)
+                print(f"{row['provider']:14} {point} {shown}{extra}", flush=True)
     name = torch.cuda.get_device_name(device)
     summary = {
         "device": name,
         "torch": str(torch.__version__),
-        "copy_bandwidth_bytes_per_s": bandwidth,
+        "triton": str(triton.__version__),
+        "read_bandwidth_bytes_per_s": read_bw,
+        "copy_bandwidth_bytes_per_s": copy_bw,
         "providers": providers,
         "rows": rows,
     }
     write_json(args.summary, summary)
+    text = table(rows, name, read_bw, copy_bw)
     with open(args.table, "w", encoding="utf-8") as f:
-        f.write(table(rows, name, bandwidth))
-    print(table(rows, name, bandwidth))
+        f.write(text)
+    print(text)
     return 0
 
 

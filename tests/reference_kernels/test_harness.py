@@ -118,12 +118,151 @@ def test_sweep_cases_are_data() -> None:
     assert cases[0].workload()["bytesMoved"] == 2 * 1024 * 128256 * 4
 
 
-def test_sweep_runs_triton_through_the_interpreter_and_records_its_config() -> None:
+def test_sweep_runs_triton_through_the_interpreter_and_annotates_its_config() -> None:
     bundle = ki.dump(sweep.run_case("triton", CASE, CPU))
     spec = bundle["run"]["spec"]
     assert spec["status"] == "passed"
-    assert spec["implementation"]["config"]["BLOCK_V"] > 0
+    # Chosen by the code, not the user: annotated, never in the digested implementation.
+    assert "config" not in spec["implementation"]
+    assert "block_v=128" in bundle["run"]["metadata"]["annotations"]["kernelindex.dev/config"]
     assert bundle["run"]["metadata"]["name"].startswith("kernelindex-jsd-forward-triton-cpu-")
+
+
+def test_a_gradient_run_checks_the_gradient_too() -> None:
+    case = sweep.JSDCase(tokens=4, vocab=300, dtype="fp32", beta=0.37, input_grad=True)
+    doc = ki.dump(sweep.run_case("triton", case, CPU))
+    spec = doc["run"]["spec"]
+    assert spec["status"] == "passed", spec.get("failure")
+    errors = {m["metric"]: m["value"] for m in spec["measurements"]}
+    assert 0 < errors["grad_input_max_rel_error"] < 1e-5
+    assert "dL/dinput" in spec["correctness"]["reference"]
+    tolerance = doc["run"]["metadata"]["annotations"]["kernelindex.dev/grad-input-tolerance"]
+    assert tolerance == "atol=1e-05 x max|reference| rtol=0.0001"
+
+
+def test_a_wrong_gradient_fails_with_the_right_loss() -> None:
+    x, y = _xy()
+    x = x.requires_grad_()
+
+    def loss_and_grad() -> tuple[torch.Tensor, torch.Tensor]:
+        loss = reference.jsd_torch(x, y)
+        (grad,) = torch.autograd.grad(loss, x)
+        return loss, grad * 1.01
+
+    def expected() -> tuple[torch.Tensor, torch.Tensor]:
+        x64 = x.detach().double().requires_grad_()
+        loss = reference.jsd_torch(x64, y.double())
+        return loss, torch.autograd.grad(loss, x64)[0]
+
+    doc = bench(
+        lambda: reference.jsd_torch(x, y),
+        expected,
+        output=loss_and_grad,
+        further=[harness.Check(name="grad_input", atol=0.0, rtol=1e-3)],
+        atol=1e-7,
+        rtol=1e-6,
+    )
+    spec = doc["run"]["spec"]
+    assert spec["status"] == "failed"
+    assert spec["failure"]["message"].startswith("grad_input differs from the reference")
+    assert spec["correctness"]["maxRelError"] < 1e-6
+    [rel] = [m for m in spec["measurements"] if m["metric"] == "grad_input_max_rel_error"]
+    assert rel["value"] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_a_raising_reference_is_not_blamed_on_the_kernel() -> None:
+    x, y = _xy()
+
+    def broken() -> torch.Tensor:
+        raise RuntimeError("reference exploded")
+
+    spec = bench(lambda: reference.jsd_torch(x, y), broken)["run"]["spec"]
+    assert spec["failure"]["reason"] == "error"
+    assert spec["failure"]["message"] == (
+        "reference reference raised RuntimeError: reference exploded"
+    )
+
+
+def test_a_comparison_that_breaks_is_reported_as_the_harness_s() -> None:
+    x, y = _xy()
+    spec = bench(lambda: reference.jsd_torch(x, y), lambda: "not a tensor")["run"]["spec"]
+    assert spec["failure"]["message"].startswith("harness error while comparing outputs")
+
+
+def test_statistics_are_the_quantiles_of_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    samples = [float(ms) for ms in (10, 1, 9, 2, 8, 3, 7, 4, 6, 5)]
+    monkeypatch.setattr(harness, "_time_cpu", lambda fn, n: harness.Measured(samples_ms=samples))
+    x, y = _xy()
+    spec = bench(lambda: reference.jsd_torch(x, y))["run"]["spec"]
+    # Linear interpolation over 1..10 ms: median 5.5, p20 2.8, p80 8.2.
+    assert spec["timing"]["latencyNs"]["median"] == 5_500_000
+    assert spec["timing"]["samples"] == 10
+    stats = {m["statistic"]: m["value"] for m in spec["measurements"] if m["metric"] == "latency"}
+    assert stats == {"p20": 2_800_000, "p80": 8_200_000}
+    [bandwidth] = [m for m in spec["measurements"] if m["metric"] == "bandwidth"]
+    moved = CASE.workload()["bytesMoved"]
+    assert bandwidth == {
+        "metric": "bandwidth",
+        "statistic": "median",
+        "unit": "GB/s",
+        "value": float(f"{moved / 5_500_000:.6g}"),
+    }
+    # Bytes over seconds, in units of 1e9: not MB/s, not TB/s.
+    assert bandwidth["value"] == pytest.approx(moved / 5.5e-3 / 1e9, rel=1e-5)
+
+
+def test_an_unknown_timer_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown timer 'stopwatch'"):
+        harness.protocol_spec(CPU, timer="stopwatch")
+    assert harness.timer_for(CPU, "cuda-graph") == "wall_clock"
+
+
+def test_a_point_that_cannot_be_set_up_becomes_a_failed_record(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(case: sweep.JSDCase, device: torch.device, seed: int) -> Any:
+        raise RuntimeError("cannot allocate on the host")
+
+    monkeypatch.setattr(sweep, "_inputs", broken)
+    records = list(sweep.run_sweep(["torch", "triton"], [CASE], CPU))
+    specs = [ki.dump(r)["run"]["spec"] for r in records]
+    assert [s["status"] for s in specs] == ["failed", "failed"]
+    assert specs[1]["failure"]["message"] == "RuntimeError: cannot allocate on the host"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--beta", "2"], "kernelindex: --beta: expected a number in [0, 1], got 2.0"),
+        (["--beta", "nan"], "kernelindex: --beta: expected a number in [0, 1], got nan"),
+        (["--tokens", "4,-4"], "kernelindex: --tokens: expected integers >= 1, got -4"),
+        (["--tokens", "0"], "kernelindex: --tokens: expected integers >= 1, got 0"),
+        (["--vocab", "-3"], "kernelindex: --vocab: expected integers >= 1, got -3"),
+        (["--tokens", ""], "kernelindex: --tokens: expected at least one value, got none"),
+        (["--impl", ""], "kernelindex: --impl: expected at least one value, got none"),
+        (["--dtype", "fp8"], "kernelindex: --dtype: expected some of fp32, bf16, fp16, got 'fp8'"),
+    ],
+)
+def test_bad_sweep_options_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    out, err = tmp_path / "runs.jsonl", io.StringIO()
+    status = main(["bench", "jsd", *args, "--no-progress", "-o", str(out)], stderr=err)
+    assert status == 2
+    assert err.getvalue().splitlines() == [message]
+    assert not out.exists()
+
+
+def test_the_cli_passes_the_timer_to_the_protocol(tmp_path: Path) -> None:
+    out = tmp_path / "runs.jsonl"
+    status = main(
+        ["bench", "jsd", "--impl", "torch", "--tokens", "4", "--vocab", "64", "--timer",
+         "cuda-graph", "--no-progress", "-o", str(out)],
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )  # fmt: skip
+    assert status == 0
+    [line] = out.read_text().splitlines()
+    # No GPU here: the CPU's wall clock, whatever the GPU timer asked for.
+    assert json.loads(line)["protocol"]["spec"]["measurement"]["timer"] == "wall_clock"
 
 
 def test_an_interrupted_sweep_keeps_the_records_already_written(

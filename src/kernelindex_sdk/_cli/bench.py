@@ -34,12 +34,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--dtype", type=names, metavar="LIST", help="fp32,bf16,fp16 (default per device)"
     )
     jsd.add_argument("--pass", dest="pass_", choices=("forward",), default="forward")
-    jsd.add_argument("--beta", type=float, default=0.5)
+    jsd.add_argument("--beta", type=float, default=0.5, help="weight of P in [0, 1] (default 0.5)")
     jsd.add_argument(
         "--input-grad",
         choices=("off", "on", "both"),
         default="off",
-        help="time the forward that also computes dL/dinput (default off)",
+        help="time the forward that also computes dL/dinput, and check that too (default off)",
+    )
+    jsd.add_argument(
+        "--timer",
+        choices=("cuda-events", "cuda-graph"),
+        default="cuda-events",
+        help=(
+            "GPU timer: CUDA events around each call as made (default), or around CUDA-graph"
+            " replays (the GPU's time alone); recorded in the protocol"
+        ),
     )
     add_out(jsd)
     jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -56,47 +65,26 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         )
         return EXIT_USAGE
     device = select_device()
+    from ..documents import JSONLinesWriter
+    from ..reference_kernels.jsd import sweep
+
+    # Raises SweepOptionError (exit 2, one line) before anything runs or is written.
+    points = sweep.plan(
+        providers=args.impl,
+        device=device,
+        tokens=args.tokens,
+        vocab=args.vocab,
+        dtypes=args.dtype,
+        beta=args.beta,
+        input_grad=args.input_grad,
+        timer=args.timer,
+    )
     if device.type == "cpu":
         print(
             "kernelindex: no GPU found; running on the CPU (Triton in its interpreter) on small"
             " shapes with a wall-clock timer",
             file=io.stderr,
         )
-    from ..documents import JSONLinesWriter
-    from ..reference_kernels.jsd import sweep
-
-    unknown = [name for name in args.impl if name not in sweep.PROVIDERS]
-    if unknown:
-        print(
-            f"kernelindex: unknown --impl {', '.join(unknown)}; expected some of"
-            f" {', '.join(sweep.PROVIDERS)}",
-            file=io.stderr,
-        )
-        return EXIT_USAGE
-    if "liger" in args.impl and not sweep.liger_available():
-        print(
-            "kernelindex: --impl liger needs liger-kernel (pip install liger-kernel)",
-            file=io.stderr,
-        )
-        return EXIT_USAGE
-    defaults = sweep.GPU_DEFAULTS if device.type == "cuda" else sweep.CPU_DEFAULTS
-    dtypes = args.dtype or defaults.dtypes
-    bad = [d for d in dtypes if d not in sweep.DTYPES]
-    if bad:
-        print(
-            f"kernelindex: unknown --dtype {', '.join(bad)}; expected some of"
-            f" {', '.join(sweep.DTYPES)}",
-            file=io.stderr,
-        )
-        return EXIT_USAGE
-    grads = {"off": (False,), "on": (True,), "both": (False, True)}[args.input_grad]
-    points = sweep.cases(
-        args.tokens or defaults.tokens,
-        args.vocab or defaults.vocab,
-        dtypes,
-        beta=args.beta,
-        input_grad=grads,
-    )
     from tqdm import tqdm
 
     failed = 0
@@ -105,7 +93,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         JSONLinesWriter(args.out, stream=io.stdout) as out,
         tqdm(total=total, file=io.stderr, disable=args.no_progress, unit="run") as progress,
     ):
-        for record in sweep.run_sweep(args.impl, points, device):
+        for record in sweep.run_sweep(args.impl, points, device, timer=args.timer):
             out.write(record)
             spec = record.run.spec
             failed += spec.status == "failed"

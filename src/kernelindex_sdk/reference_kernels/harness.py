@@ -28,6 +28,8 @@ from .environment import environment_spec, volatile_annotations
 
 __all__ = [
     "MIN_SAMPLES",
+    "TIMERS",
+    "Check",
     "Measured",
     "bench",
     "protocol_spec",
@@ -39,6 +41,11 @@ MIN_SAMPLES: Final = 100
 WARMUP_MS: Final = 25.0
 CPU_WARMUP_CALLS: Final = 3
 _FIRST_REP_MS: Final = 100.0
+# One CUDA-graph sample is the mean of the calls unrolled in one graph replay of this long.
+_GRAPH_REP_MS: Final = 5.0
+#: Timers a GPU run can use: CUDA events around each call as made (host launch included
+#: when the GPU waits for it), or events around CUDA-graph replays (the GPU's time alone).
+TIMERS: Final = ("cuda-events", "cuda-graph")
 REPOSITORY: Final = "https://github.com/kernelindex/kernelindex-sdk"
 
 
@@ -58,9 +65,11 @@ class Measured:
         return round(value * 1e6)
 
 
-def timer_for(device: torch.device) -> str:
-    """The protocol timer the harness uses on ``device``."""
-    return "cuda_events" if device.type == "cuda" else "wall_clock"
+def timer_for(device: torch.device, timer: str = "cuda-events") -> str:
+    """The protocol timer the harness uses on ``device`` when asked for ``timer``."""
+    if device.type != "cuda":
+        return "wall_clock"
+    return timer.replace("-", "_")
 
 
 def _flush_bytes() -> int:
@@ -70,17 +79,41 @@ def _flush_bytes() -> int:
     return int(cache.numel() * cache.element_size())
 
 
-def protocol_spec(device: torch.device, *, min_samples: int = MIN_SAMPLES) -> dict[str, Any]:
-    """Return the BenchmarkProtocol spec the harness follows on ``device``."""
+def protocol_spec(
+    device: torch.device, *, min_samples: int = MIN_SAMPLES, timer: str = "cuda-events"
+) -> dict[str, Any]:
+    """Return the BenchmarkProtocol spec the harness follows on ``device`` with ``timer``.
+
+    Raises:
+        ValueError: for a timer not in :data:`TIMERS`.
+    """
+    if timer not in TIMERS:
+        raise ValueError(f"unknown timer {timer!r}; expected one of {', '.join(TIMERS)}")
     harness = {"name": "kernelindex-sdk harness", "version": __version__, "repository": REPOSITORY}
     correctness = {
         "method": "allclose",
         "notes": "before timing, the output is compared with the reference's on the same inputs",
     }
-    if device.type == "cuda":
+    if device.type == "cuda" and timer == "cuda-graph":
+        measurement: dict[str, Any] = {
+            "timer": "cuda_graph",
+            "primaryStatistic": "median",
+            "quantileMethod": "linear",
+            "minSamples": min_samples,
+            "l2Flush": {"policy": "none"},
+            "notes": (
+                "triton.testing.do_bench_cudagraph(fn, rep=5, grad_to_none=inputs,"
+                " return_mode='all') on a side stream, called until at least minSamples"
+                " samples; each sample is CUDA events around one replay of a graph of"
+                " back-to-back calls, divided by their number: the GPU's time alone, no host"
+                " launch cost, L2 not flushed between calls; median, p20 and p80 of them."
+            ),
+        }
+        family = "kernelindex_do_bench_cudagraph_cuda"
+    elif device.type == "cuda":
         l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
         flush = _flush_bytes()
-        measurement: dict[str, Any] = {
+        measurement = {
             "timer": "cuda_events",
             "primaryStatistic": "median",
             "quantileMethod": "linear",
@@ -143,6 +176,23 @@ def _time_gpu(
         rep *= 1.25 * min_samples / max(len(samples), 1)
 
 
+def _time_gpu_graph(
+    fn: Callable[[], Any], grad_to_none: Sequence[torch.Tensor], min_samples: int
+) -> Measured:
+    from triton.testing import do_bench_cudagraph
+
+    samples: list[float] = []
+    # Each call captures a fresh graph and gives a handful of samples (ten in Triton 3.x).
+    while len(samples) < min_samples:
+        # Graph capture needs a stream other than the legacy default one.
+        with torch.cuda.stream(torch.cuda.Stream()):  # type: ignore[no-untyped-call]
+            got = do_bench_cudagraph(
+                fn, rep=_GRAPH_REP_MS, grad_to_none=list(grad_to_none), return_mode="all"
+            )
+        samples += list(got) if isinstance(got, (list, tuple)) else [float(got)]
+    return Measured(samples_ms=samples)
+
+
 def _time_cpu(fn: Callable[[], Any], min_samples: int) -> Measured:
     for _ in range(CPU_WARMUP_CALLS):
         fn()
@@ -163,7 +213,7 @@ def _flatten(value: Any) -> list[torch.Tensor]:
 
 
 def _compare(out: Any, ref: Any, atol: float, rtol: float) -> tuple[bool, float, float]:
-    """Return (allclose, max |out - ref|, max |out - ref| / max |ref|)."""
+    """Return (allclose, max |out - ref|, max |out - ref| / max |ref|) of one output."""
     outs, refs = _flatten(out), _flatten(ref)
     if len(outs) != len(refs):
         return False, math.inf, math.inf
@@ -181,6 +231,26 @@ def _compare(out: Any, ref: Any, atol: float, rtol: float) -> tuple[bool, float,
         max_rel = max(max_rel, worst / scale if scale else (0.0 if worst == 0 else math.inf))
         ok = ok and bool(torch.allclose(o64, r64, atol=atol, rtol=rtol))
     return ok, max_abs, max_rel
+
+
+@attrs.frozen
+class Check:
+    """One further output checked beside the first (a gradient, say), with its own tolerances.
+
+    Attributes:
+        name: snake_case name of the output, used in the record (``grad_input``).
+        atol: Absolute tolerance.
+        rtol: Relative tolerance.
+    """
+
+    name: str
+    atol: float
+    rtol: float
+    #: atol is a fraction of the reference output's largest magnitude (for outputs, such as
+    #: gradients, whose scale depends on the problem's size).
+    relative_atol: bool = False
+    #: The smallest atol, whatever the scale (a dtype's subnormal spacing, say).
+    atol_floor: float = 0.0
 
 
 def _slug(text: str) -> str:
@@ -209,9 +279,13 @@ def bench(
     grad_to_none: Sequence[torch.Tensor] = (),
     device: torch.device | None = None,
     min_samples: int = MIN_SAMPLES,
+    timer: str = "cuda-events",
+    output: Callable[[], Any] | None = None,
+    further: Sequence[Check] = (),
     title: str | None = None,
     slug: str | None = None,
     labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> RecordBundle:
     """Check ``fn`` against ``reference``, time it, and return the record bundle.
 
@@ -227,14 +301,27 @@ def bench(
         grad_to_none: Tensors whose ``.grad`` is reset before each timed call.
         device: Where ``fn`` runs; the current CUDA device when there is one, else the CPU.
         min_samples: The fewest timing samples behind the statistics.
+        timer: ``cuda-events`` (each call as made) or ``cuda-graph`` (graph replays: the
+            GPU's time alone); part of the protocol, so each has its own protocol digest.
+            The CPU always uses a wall clock.
+        output: What is compared with the reference, by default ``fn``'s result. With
+            ``further`` checks it returns a tuple: the first output, then one per check.
+        further: Outputs after the first, each with its own tolerances; their largest
+            errors become measurements (``<name>_max_abs_error``, ``<name>_max_rel_error``).
         title: The run's title; by default from the operation, provider and pass.
         slug: The workload part of the run's name; by default from its parameters.
         labels: The run's labels.
+        annotations: Facts the code chose or observed at run time (an autotuner's pick),
+            kept in the run's annotations, which no digest covers.
 
     Returns:
-        A RecordBundle whose run passed (checked and timed), is unverified (timed, no
-        reference) or failed (mismatch, error or out of memory: no timing), validated
-        with every digest verified.
+        A RecordBundle whose run passed (every output checked, then timed), is unverified
+        (timed, no reference) or failed (mismatch, error or out of memory: no timing),
+        validated with every digest verified. A failure of the reference or of the
+        harness itself is recorded as such, never blamed on ``fn``.
+
+    Raises:
+        ValueError: for a timer not in :data:`TIMERS`.
     """
     if device is None:
         device = (
@@ -243,7 +330,7 @@ def bench(
             else torch.device("cpu")
         )
     observed = datetime.now(timezone.utc)
-    protocol = protocol_spec(device, min_samples=min_samples)
+    protocol = protocol_spec(device, min_samples=min_samples, timer=timer)
     environment = environment_spec(device)
     spec: dict[str, Any] = {
         "observedAt": observed,
@@ -254,13 +341,25 @@ def bench(
         "workloadDigest": digest.workload_digest(workload),
         "implementationDigest": digest.implementation_digest(implementation),
     }
-    correctness, failure, measured = _attempt(
-        fn, reference, reference_name, atol, rtol, grad_to_none, device, min_samples
+    checks = [Check(name="output", atol=atol, rtol=rtol), *further]
+    outcome = _attempt(
+        fn,
+        output or fn,
+        reference,
+        reference_name,
+        checks,
+        grad_to_none,
+        device,
+        min_samples,
+        timer,
     )
+    correctness, failure, measured, errors = outcome
     if correctness is not None:
         spec["correctness"] = correctness
     if failure is not None:
         spec.update(status="failed", failure=failure)
+    if errors:
+        spec["measurements"] = errors
     if measured is not None:
         spec["status"] = "passed" if reference is not None else "unverified"
         spec["timing"] = {
@@ -269,6 +368,7 @@ def bench(
             "samples": len(measured.samples_ms),
         }
         spec["measurements"] = [
+            *errors,
             {
                 "metric": "latency",
                 "statistic": "p20",
@@ -290,48 +390,120 @@ def bench(
                     "metric": "bandwidth",
                     "statistic": "median",
                     "unit": "GB/s",
-                    "value": round(moved / median_ns, 3),
+                    # bytes per ns is GB/s; six significant digits, whatever the size.
+                    "value": float(f"{moved / median_ns:.6g}"),
                 }
             )
-    return _bundle(spec, protocol, environment, device, title=title, slug=slug, labels=labels)
+    notes = {**volatile_annotations(device), **(annotations or {})}
+    for item in further:
+        scale = " x max|reference|" if item.relative_atol else ""
+        scale += f" (at least {item.atol_floor!r})" if item.atol_floor else ""
+        notes[f"kernelindex.dev/{item.name.replace('_', '-')}-tolerance"] = (
+            f"atol={item.atol!r}{scale} rtol={item.rtol!r}"
+        )
+    return _bundle(
+        spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
+    )
 
 
-def _attempt(
+def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apart
     fn: Callable[[], Any],
+    output: Callable[[], Any],
     reference: Callable[[], Any] | None,
     reference_name: str,
-    atol: float,
-    rtol: float,
+    checks: Sequence[Check],
     grad_to_none: Sequence[torch.Tensor],
     device: torch.device,
     min_samples: int,
-) -> tuple[dict[str, Any] | None, dict[str, str] | None, Measured | None]:
-    """Check, then time: (correctness evidence, failure, samples); a failure has no samples."""
-    correctness = None
+    timer: str,
+) -> tuple[dict[str, Any] | None, dict[str, str] | None, Measured | None, list[dict[str, Any]]]:
+    """Check, then time: (correctness evidence, failure, samples, further outputs' errors).
+
+    Only what ``fn`` (or ``output``) raises is the implementation's error; what the
+    reference raises, or the comparison, is reported under its own name.
+    """
     try:
-        result = fn()
-        if reference is not None:
-            ok, max_abs, max_rel = _compare(result, reference(), atol, rtol)
-            correctness = {
-                "reference": reference_name,
-                "atol": atol,
-                "rtol": rtol,
+        result = output()
+    except torch.cuda.OutOfMemoryError as err:
+        return None, {"reason": "out_of_memory", "message": _one_line(err)}, None, []
+    except Exception as err:  # any failure of the kernel becomes the record's
+        return None, {"reason": "error", "message": _one_line(err)}, None, []
+    correctness = None
+    errors: list[dict[str, Any]] = []
+    if reference is not None:
+        try:
+            expected = reference()
+        except Exception as err:  # the reference's failure, not the kernel's
+            message = f"reference {reference_name} raised {_one_line(err)}"
+            return None, {"reason": "error", "message": message[:4096]}, None, []
+        try:
+            outcome = _check_all(result, expected, checks)
+        except Exception as err:
+            message = f"harness error while comparing outputs: {_one_line(err)}"
+            return None, {"reason": "error", "message": message[:4096]}, None, []
+        first, errors, mismatch = outcome
+        correctness = {"reference": reference_name, **first}
+        if mismatch is not None:
+            return correctness, {"reason": "mismatch", "message": mismatch}, None, errors
+    try:
+        if device.type != "cuda":
+            measured = _time_cpu(fn, min_samples)
+        elif timer == "cuda-graph":
+            measured = _time_gpu_graph(fn, grad_to_none, min_samples)
+        else:
+            measured = _time_gpu(fn, grad_to_none, min_samples)
+    except torch.cuda.OutOfMemoryError as err:
+        return correctness, {"reason": "out_of_memory", "message": _one_line(err)}, None, errors
+    except Exception as err:  # the kernel failed while being timed
+        return correctness, {"reason": "error", "message": _one_line(err)}, None, errors
+    return correctness, None, measured, errors
+
+
+def _check_all(
+    result: Any, expected: Any, checks: Sequence[Check]
+) -> tuple[dict[str, float], list[dict[str, Any]], str | None]:
+    """Compare each output with its tolerances: (first's evidence, others' errors, mismatch)."""
+    if len(checks) > 1:
+        results, refs = tuple(result), tuple(expected)
+        if len(results) != len(checks) or len(refs) != len(checks):
+            raise ValueError(
+                f"expected {len(checks)} outputs and references, got {len(results)} and {len(refs)}"
+            )
+    else:
+        results, refs = (result,), (expected,)
+    first: dict[str, float] = {}
+    errors: list[dict[str, Any]] = []
+    mismatch = None
+    for item, out, ref in zip(checks, results, refs, strict=True):
+        atol = item.atol
+        if item.relative_atol:
+            atol *= max((float(r.detach().abs().max()) for r in _flatten(ref)), default=0.0)
+        atol = max(atol, item.atol_floor)
+        ok, max_abs, max_rel = _compare(out, ref, atol, item.rtol)
+        if item is checks[0]:
+            first = {
+                "atol": item.atol,
+                "rtol": item.rtol,
                 "maxAbsError": _finite(max_abs),
                 "maxRelError": _finite(max_rel),
             }
-            if not ok:
-                message = (
-                    f"output differs from {reference_name}: max abs error {max_abs:.3g}"
-                    f" (atol {atol:g}, rtol {rtol:g})"
+        else:
+            for kind, value in (("abs", max_abs), ("rel", max_rel)):
+                errors.append(
+                    {
+                        "metric": f"{item.name}_max_{kind}_error",
+                        "statistic": "max",
+                        "unit": "1",
+                        "value": _finite(value),
+                    }
                 )
-                return correctness, {"reason": "mismatch", "message": message}, None
-        if device.type == "cuda":
-            return correctness, None, _time_gpu(fn, grad_to_none, min_samples)
-        return correctness, None, _time_cpu(fn, min_samples)
-    except torch.cuda.OutOfMemoryError as err:
-        return correctness, {"reason": "out_of_memory", "message": _one_line(err)}, None
-    except Exception as err:  # any failure of the kernel becomes the record's
-        return correctness, {"reason": "error", "message": _one_line(err)}, None
+        if not ok and mismatch is None:
+            what = "output" if item is checks[0] else item.name
+            mismatch = (
+                f"{what} differs from the reference: max abs error {max_abs:.3g}"
+                f" (atol {atol:g}, rtol {item.rtol:g})"
+            )
+    return first, errors, mismatch
 
 
 def _default_slug(parameters: dict[str, Any]) -> str:
@@ -356,6 +528,7 @@ def _bundle(
     title: str | None,
     slug: str | None,
     labels: dict[str, str] | None,
+    notes: dict[str, str],
 ) -> RecordBundle:
     workload, implementation = spec["workload"], spec["implementation"]
     hardware = environment["hardware"]
@@ -369,7 +542,7 @@ def _bundle(
     run_meta: dict[str, Any] = {
         "name": _slug("-".join(parts))[:253].strip("-"),
         "title": title or f"{workload['operation']} · {provider} · {workload['pass']}",
-        "annotations": volatile_annotations(device),
+        "annotations": notes,
     }
     if labels:
         run_meta["labels"] = labels

@@ -5,8 +5,10 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import itertools
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -14,6 +16,7 @@ import attrs
 import torch
 
 from ... import __version__
+from ...errors import InputError
 from ...models import RecordBundle
 from .. import harness
 from . import fused, reference
@@ -22,20 +25,33 @@ __all__ = [
     "CPU_DEFAULTS",
     "DTYPES",
     "GPU_DEFAULTS",
+    "GRAD_TOLERANCES",
     "PROVIDERS",
+    "TOLERANCES",
     "JSDCase",
     "SweepDefaults",
+    "SweepOptionError",
     "cases",
     "liger_available",
+    "plan",
     "run_case",
     "run_sweep",
 ]
 
 DTYPES: Final = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# Tolerances of the loss against a float64 reference: the loss is returned in the input's
+# (atol, rtol) of the loss against a float64 reference: the loss is returned in the input's
 # dtype, so half types are bounded by their own rounding (2^-8 for bf16, 2^-11 for fp16).
 TOLERANCES: Final = {"fp32": (1e-6, 1e-4), "bf16": (1e-6, 1e-2), "fp16": (1e-6, 2e-3)}
+# (atol as a fraction of max |dL/dinput|, rtol) of the gradient, element by element, against
+# float64 autograd: the gradient is written in the input's dtype (half types: their own
+# rounding); fp32 leaves room for autograd's own cancellation in the peers' gradients.
+GRAD_TOLERANCES: Final = {"fp32": (1e-5, 1e-4), "bf16": (1e-2, 2e-2), "fp16": (2e-3, 4e-3)}
+# fp16 cannot hold gradients below its subnormal spacing, 2^-24: rounding alone is up to that.
+GRAD_ATOL_FLOOR: Final = {"fp32": 0.0, "bf16": 0.0, "fp16": 2.0**-24}
 PROVIDERS: Final = ("torch", "torch-compile", "triton", "liger")
+# Rows per float64 reference chunk: a whole 8192 x 128256 problem in float64 with autograd
+# would need tens of GB beside the inputs.
+_REFERENCE_ROWS: Final = 256
 
 
 #: Default sweeps: the kernel issue's points on a GPU; small shapes on the CPU, where
@@ -107,6 +123,97 @@ def cases(
     ]
 
 
+@attrs.frozen(kw_only=True, auto_exc=True)
+class SweepOptionError(InputError):
+    """A sweep option the command line or a caller gave is unusable (exit status 2).
+
+    Attributes:
+        source: The option (``--beta``).
+        reason: What was expected and what was found.
+    """
+
+
+def _positive(option: str, values: Sequence[int] | None, default: Sequence[int]) -> list[int]:
+    chosen = list(default if values is None else values)
+    if not chosen:
+        raise SweepOptionError(source=option, reason="expected at least one value, got none")
+    bad = [v for v in chosen if v < 1]
+    if bad:
+        raise SweepOptionError(source=option, reason=f"expected integers >= 1, got {bad[0]!r}")
+    return chosen
+
+
+def plan(
+    *,
+    providers: Sequence[str],
+    device: torch.device,
+    tokens: Sequence[int] | None = None,
+    vocab: Sequence[int] | None = None,
+    dtypes: Sequence[str] | None = None,
+    beta: float = 0.5,
+    input_grad: str = "off",
+    timer: str = "cuda-events",
+) -> list[JSDCase]:
+    """Check a sweep's options and return its points, defaults filled in for ``device``.
+
+    Args:
+        providers: Names from :data:`PROVIDERS`.
+        device: Where the sweep runs; picks the default points (GPU or CPU).
+        tokens: Rows BT; None for the device's default.
+        vocab: Vocabulary sizes V; None for the device's default.
+        dtypes: Names from :data:`DTYPES`; None for the device's default.
+        beta: Weight of P in the mixture, in [0, 1].
+        input_grad: ``off``, ``on`` or ``both``.
+        timer: One of :data:`harness.TIMERS`.
+
+    Returns:
+        The points in sweep order.
+
+    Raises:
+        SweepOptionError: for an empty list, an unknown name, a value out of range, or
+            liger without liger-kernel installed.
+    """
+    if not providers:
+        raise SweepOptionError(source="--impl", reason="expected at least one value, got none")
+    unknown = [p for p in providers if p not in PROVIDERS]
+    if unknown:
+        raise SweepOptionError(
+            source="--impl",
+            reason=f"expected some of {', '.join(PROVIDERS)}, got {unknown[0]!r}",
+        )
+    if "liger" in providers and not liger_available():
+        raise SweepOptionError(
+            source="--impl", reason="liger needs liger-kernel (pip install liger-kernel)"
+        )
+    if not (math.isfinite(beta) and 0.0 <= beta <= 1.0):
+        raise SweepOptionError(source="--beta", reason=f"expected a number in [0, 1], got {beta!r}")
+    grads = {"off": (False,), "on": (True,), "both": (False, True)}
+    if input_grad not in grads:
+        raise SweepOptionError(
+            source="--input-grad", reason=f"expected off, on or both, got {input_grad!r}"
+        )
+    if timer not in harness.TIMERS:
+        raise SweepOptionError(
+            source="--timer", reason=f"expected one of {', '.join(harness.TIMERS)}, got {timer!r}"
+        )
+    defaults = GPU_DEFAULTS if device.type == "cuda" else CPU_DEFAULTS
+    chosen_dtypes = list(defaults.dtypes if dtypes is None else dtypes)
+    if not chosen_dtypes:
+        raise SweepOptionError(source="--dtype", reason="expected at least one value, got none")
+    bad = [d for d in chosen_dtypes if d not in DTYPES]
+    if bad:
+        raise SweepOptionError(
+            source="--dtype", reason=f"expected some of {', '.join(DTYPES)}, got {bad[0]!r}"
+        )
+    return cases(
+        _positive("--tokens", tokens, defaults.tokens),
+        _positive("--vocab", vocab, defaults.vocab),
+        chosen_dtypes,
+        beta=beta,
+        input_grad=grads[input_grad],
+    )
+
+
 def liger_available() -> bool:
     """Whether liger-kernel can be imported here."""
     try:
@@ -173,66 +280,124 @@ def _provider(name: str, case: JSDCase) -> tuple[Callable[..., torch.Tensor], di
     raise ValueError(f"unknown provider {name!r}; expected one of {', '.join(PROVIDERS)}")
 
 
-def _autotuned_config() -> dict[str, Any]:
-    best = getattr(fused.jsd_fwd_kernel, "best_config", None)
-    if best is None:
-        return {}
-    return {**best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages}
+def _inputs(case: JSDCase, device: torch.device, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator(device=device).manual_seed(seed)
+    shape = (case.tokens, case.vocab)
+    x = torch.randn(shape, generator=generator, device=device).log_softmax(-1).to(case.torch_dtype)
+    y = torch.randn(shape, generator=generator, device=device).log_softmax(-1).to(case.torch_dtype)
+    return x, y
 
 
-def run_case(name: str, case: JSDCase, device: torch.device, *, seed: int = 0) -> RecordBundle:
-    """Check and time one provider on one case; failures (OOM included) become failed records."""
+def float64_reference(
+    x: torch.Tensor, y: torch.Tensor, beta: float, input_grad: bool
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """The loss (and dL/dx by float64 autograd) of :func:`reference.jsd_torch`, by row chunks.
+
+    Args:
+        x: Input log-probabilities (BT, V), any float dtype.
+        y: Target log-probabilities, same shape.
+        beta: Weight of P in the mixture.
+        input_grad: Whether to return the gradient too.
+
+    Returns:
+        The float64 loss, or (loss, gradient) in float64.
+    """
+    rows = x.shape[0]
+    loss = torch.zeros((), dtype=torch.float64, device=x.device)
+    grad = torch.empty(x.shape, dtype=torch.float64, device=x.device) if input_grad else None
+    for start in range(0, rows, _REFERENCE_ROWS):
+        stop = min(start + _REFERENCE_ROWS, rows)
+        with torch.enable_grad():
+            x64 = x[start:stop].detach().double().requires_grad_(input_grad)
+            # The chunk's mean times its share of the rows: its part of the whole mean.
+            part = reference.jsd_torch(x64, y[start:stop].double(), beta=beta) * (
+                (stop - start) / rows
+            )
+            if grad is not None:
+                (grad[start:stop],) = torch.autograd.grad(part, x64)
+        loss += part.detach()
+    return (loss, grad) if grad is not None else loss
+
+
+def run_case(
+    name: str,
+    case: JSDCase,
+    device: torch.device,
+    *,
+    seed: int = 0,
+    timer: str = "cuda-events",
+) -> RecordBundle:
+    """Check and time one provider on one case; any failure becomes a failed record.
+
+    With ``case.input_grad`` the check covers dL/dinput as well as the loss (against
+    float64 autograd, :data:`GRAD_TOLERANCES`); the timed call is the forward alone.
+    """
     title = f"Jensen-Shannon divergence loss · {name} · forward"
     labels = {"kernelindex.dev/sweep": "jsd-forward"}
     try:
         fn, implementation = _provider(name, case)
-        generator = torch.Generator(device=device).manual_seed(seed)
-        shape = (case.tokens, case.vocab)
-        x = (
-            torch.randn(shape, generator=generator, device=device)
-            .log_softmax(-1)
-            .to(case.torch_dtype)
-        )
-        y = (
-            torch.randn(shape, generator=generator, device=device)
-            .log_softmax(-1)
-            .to(case.torch_dtype)
-        )
-    except torch.cuda.OutOfMemoryError as err:
-        # No inputs: a failed record, timed nothing, still says what was asked.
+        x, y = _inputs(case, device, seed)
+        x.requires_grad_(case.input_grad)
+        notes = {}
+        if name == "triton":
+            # Chosen by the committed table, not by the user: an observation, not identity.
+            config = fused.config_for(x, compute_grad=case.input_grad)
+            notes["kernelindex.dev/config"] = ",".join(
+                f"{k}={v}" for k, v in config.as_dict().items()
+            )
+    except Exception as err:  # setting the point up failed: no inputs, nothing timed
         return _failed(name, case, device, title, labels, err)
-    x.requires_grad_(case.input_grad)
 
     def timed() -> torch.Tensor:
         with torch.set_grad_enabled(case.input_grad):
             return fn(x, y)
 
-    def ground_truth() -> torch.Tensor:
-        with torch.no_grad():
-            return reference.jsd_torch(x.double(), y.double(), beta=case.beta).to(case.torch_dtype)
+    def checked() -> Any:
+        if not case.input_grad:
+            return timed()
+        loss = timed()
+        (grad,) = torch.autograd.grad(loss, x)
+        return loss, grad
 
-    if name == "triton":
-        # The first call autotunes; the config it chose belongs to the implementation.
-        try:
-            timed()
-        except torch.cuda.OutOfMemoryError as err:
-            return _failed(name, case, device, title, labels, err)
-        implementation = {**implementation, "config": _autotuned_config()}
+    def ground_truth() -> Any:
+        return float64_reference(x, y, case.beta, case.input_grad)
+
     atol, rtol = TOLERANCES[case.dtype]
-    return harness.bench(
-        timed,
-        workload=case.workload(),
-        implementation=implementation,
-        reference=ground_truth,
-        reference_name="kernelindex_sdk.reference_kernels.jsd.reference:jsd_torch (float64)",
-        atol=atol,
-        rtol=rtol,
-        grad_to_none=[x] if case.input_grad else [],
-        device=device,
-        title=title,
-        slug=case.slug(),
-        labels=labels,
-    )
+    further = []
+    reference_name = "kernelindex_sdk.reference_kernels.jsd.reference:jsd_torch (float64)"
+    if case.input_grad:
+        grad_atol, grad_rtol = GRAD_TOLERANCES[case.dtype]
+        further.append(
+            harness.Check(
+                name="grad_input",
+                atol=grad_atol,
+                rtol=grad_rtol,
+                relative_atol=True,
+                atol_floor=GRAD_ATOL_FLOOR[case.dtype],
+            )
+        )
+        reference_name += "; dL/dinput by float64 autograd"
+    try:
+        return harness.bench(
+            timed,
+            workload=case.workload(),
+            implementation=implementation,
+            reference=ground_truth,
+            reference_name=reference_name,
+            atol=atol,
+            rtol=rtol,
+            grad_to_none=[x] if case.input_grad else [],
+            device=device,
+            timer=timer,
+            output=checked,
+            further=further,
+            title=title,
+            slug=case.slug(),
+            labels=labels,
+            annotations=notes,
+        )
+    except Exception as err:  # the harness itself failed: say so, and go on
+        return _failed(name, case, device, title, labels, err, harness_error=True, timer=timer)
 
 
 def _failed(
@@ -242,8 +407,15 @@ def _failed(
     title: str,
     labels: dict[str, str],
     err: BaseException,
+    *,
+    harness_error: bool = False,
+    timer: str = "cuda-events",
 ) -> RecordBundle:
+    """A failed record for a point that could not be set up (or timed), saying why."""
+
     def raise_again() -> None:
+        if harness_error:
+            raise RuntimeError(f"harness error: {type(err).__name__}: {err}")
         raise err
 
     implementation = {"provider": name, "packages": _packages("torch", "triton")}
@@ -252,6 +424,7 @@ def _failed(
         workload=case.workload(),
         implementation=implementation,
         device=device,
+        timer=timer,
         title=title,
         slug=case.slug(),
         labels=labels,
@@ -259,11 +432,15 @@ def _failed(
 
 
 def run_sweep(
-    providers: Sequence[str], sweep: Sequence[JSDCase], device: torch.device
+    providers: Sequence[str],
+    sweep: Sequence[JSDCase],
+    device: torch.device,
+    *,
+    timer: str = "cuda-events",
 ) -> Iterator[RecordBundle]:
-    """Yield one record per (case, provider), each as soon as it exists."""
+    """Yield one record per (case, provider) as soon as it exists; a failing point never raises."""
     for case in sweep:
         for name in providers:
-            yield run_case(name, case, device)
+            yield run_case(name, case, device, timer=timer)
             if device.type == "cuda":
                 torch.cuda.empty_cache()

@@ -1,9 +1,10 @@
 """Time every launch configuration of the fused JSD kernel, one by one, beside a copy.
 
-This is the sweep behind AUTOTUNE_CONFIGS in reference_kernels/jsd/fused.py: it bypasses
-autotuning and prints each config's median, with and without the flush-to-zero MUFU
-approximations (FAST_MATH), so the config space can be chosen from data.
-Run on a GPU: `PYTHONPATH=src python3 benchmarks/jsd_config_sweep.py [--out FILE]`.
+This is the sweep behind CONFIG_TABLE in reference_kernels/jsd/fused.py: it launches the
+kernel with each config and prints each one's median, so the table can be chosen from data
+(results/jsd_config_sweep_h200.json holds a run of an earlier version of the kernel, with
+and without its MUFU approximations). Run on a GPU:
+`PYTHONPATH=src python3 benchmarks/jsd_config_sweep.py [--out FILE]`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
 
 import torch
 import triton
@@ -20,8 +20,8 @@ from triton.testing import do_bench
 
 from kernelindex_sdk.reference_kernels.jsd import fused
 
-# The space swept: (BLOCK_V, num_warps) pairs times programs per SM. AUTOTUNE_CONFIGS
-# keeps the fastest of these (results/jsd_config_sweep_h200.json).
+# The space swept: (BLOCK_V, num_warps) pairs times programs per SM. CONFIG_TABLE keeps
+# the fastest of these per element size and gradient.
 CONFIGS = [
     (block, warps, per_sm)
     for block, warps in ((2048, 4), (2048, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32))
@@ -30,21 +30,25 @@ CONFIGS = [
 
 
 def _time_config(
-    x: torch.Tensor, y: torch.Tensor, dx: torch.Tensor, config: tuple[int, int, int], **flags: Any
+    x: torch.Tensor, y: torch.Tensor, dx: torch.Tensor, config: tuple[int, int, int], grad: bool
 ) -> float:
     block, warps, per_sm = config
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     n = x.numel()
-    partials = torch.empty(sms * fused.MAX_PROGRAMS_PER_SM, device="cuda", dtype=torch.float32)
     programs = min(triton.cdiv(n, block), sms * per_sm)
+    partials = torch.empty(programs, device="cuda", dtype=torch.float32)
+    ticket = torch.zeros((), device="cuda", dtype=torch.int32)
+    loss = torch.empty((), device="cuda", dtype=x.dtype)
+    form, ops = fused.FLOAT32_CUDA if x.dtype == torch.float32 else fused.HALF_CUDA
     ln2 = math.log(2.0)
 
     def run() -> None:
         # The flat layout jsd_triton uses without labels: one row of BT*V, beta 0.5.
-        fused.jsd_fwd_kernel.fn[(programs,)](
-            x, y, x, x, dx, partials, 1, n, n, n, n, -1.0, -1.0, ln2, ln2 / x.shape[0], -100,
-            BT_BUCKET=1, BETA_MODE=2, HAS_LABELS=False, BLOCK_V=block, PROGRAMS_PER_SM=per_sm,
-            num_warps=warps, **flags,
+        fused.jsd_fwd_kernel[(programs,)](
+            x, y, x, dx, partials, ticket, loss, 1, n, 0, 0, 0, 0.5, -1.0, -1.0, ln2,
+            1.0 / x.shape[0], -100, BETA_MODE=2, HAS_LABELS=False, COMPUTE_GRAD=grad,
+            FORM=form, OPS=ops, BLOCK_V=block, BLOCK_P=triton.next_power_of_2(programs),
+            BLOCK_L=1024, num_warps=warps,
         )  # fmt: skip
 
     return float(do_bench(run, return_mode="median"))
@@ -66,25 +70,23 @@ def main() -> int:
             # A copy of one input moves as many bytes as reading both: the loss-only roofline.
             roofline = float(do_bench(lambda: copy_out.copy_(x), return_mode="median"))  # noqa: B023
             for grad in (False, True):
-                for fast in (True, False):
-                    for config in CONFIGS:
-                        ms = _time_config(x, y, dx, config, COMPUTE_GRAD=grad, FAST_MATH=fast)
-                        rows.append(
-                            {
-                                "dtype": str(dtype).removeprefix("torch."),
-                                "tokens": bt,
-                                "grad": grad,
-                                "fast_math": fast,
-                                "block": config[0],
-                                "warps": config[1],
-                                "per_sm": config[2],
-                                "ms": ms,
-                                "roofline_ms": roofline * (1.5 if grad else 1.0),
-                            }
-                        )
-    keys = sorted({(r["dtype"], r["tokens"], r["grad"], r["fast_math"]) for r in rows})
+                for config in CONFIGS:
+                    ms = _time_config(x, y, dx, config, grad)
+                    rows.append(
+                        {
+                            "dtype": str(dtype).removeprefix("torch."),
+                            "tokens": bt,
+                            "grad": grad,
+                            "block": config[0],
+                            "warps": config[1],
+                            "per_sm": config[2],
+                            "ms": ms,
+                            "roofline_ms": roofline * (1.5 if grad else 1.0),
+                        }
+                    )
+    keys = sorted({(r["dtype"], r["tokens"], r["grad"]) for r in rows})
     for key in keys:
-        group = [r for r in rows if (r["dtype"], r["tokens"], r["grad"], r["fast_math"]) == key]
+        group = [r for r in rows if (r["dtype"], r["tokens"], r["grad"]) == key]
         for r in sorted(group, key=lambda r: r["ms"])[:3]:
             ratio = r["ms"] / r["roofline_ms"]
             print(key, r["block"], r["warps"], r["per_sm"], f"{r['ms']:.4f} ms x{ratio:.3f}")

@@ -318,3 +318,7 @@ def test_an_oom_point_is_recorded_and_the_sweep_goes_on(
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["run"]["spec"]["status"] for r in records] == ["failed", "passed"]
     assert records[0]["run"]["spec"]["failure"]["reason"] == "out_of_memory"
+
+
+def test_slugs_are_ascii_only() -> None:
+    assert harness._slug("NVIDIA GeForce RTX 4090 Ti (Éd.)") == "nvidia-geforce-rtx-4090-ti-d"

@@ -254,7 +254,9 @@ class Check:
 
 
 def _slug(text: str) -> str:
-    return "-".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+    # ASCII only: str.isalnum() also accepts letters such as "é", which names must not hold.
+    kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
+    return "-".join(kept.split())
 
 
 def _one_line(err: BaseException) -> str:

@@ -320,5 +320,40 @@ def test_an_oom_point_is_recorded_and_the_sweep_goes_on(
     assert records[0]["run"]["spec"]["failure"]["reason"] == "out_of_memory"
 
 
-def test_slugs_are_ascii_only() -> None:
-    assert harness._slug("NVIDIA GeForce RTX 4090 Ti (Éd.)") == "nvidia-geforce-rtx-4090-ti-d"
+@pytest.mark.parametrize("hostile", ["NVIDIA GeForce RTX 4090 Ti (Éd.)", "@@@", "x" * 250])
+def test_names_from_hostile_device_names_are_valid(
+    monkeypatch: pytest.MonkeyPatch, hostile: str
+) -> None:
+    """Run and environment names come from kernelindex_sdk._names: ASCII and schema-valid."""
+    real = harness.environment_spec
+
+    def hostile_spec(device: Any) -> dict[str, Any]:
+        spec = real(device)
+        spec["hardware"]["product"] = hostile
+        return spec
+
+    monkeypatch.setattr(harness, "environment_spec", hostile_spec)
+    x, y = _xy()
+    record = bench(lambda: reference.jsd_torch(x, y))
+    assert ki.validate(record) == []
+    for part in ("run", "environment"):
+        assert record[part]["metadata"]["name"].isascii()
+
+
+def test_device_names_that_differ_only_in_symbols_get_distinct_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = harness.environment_spec
+    names = set()
+    for product in ("NVIDIA GeForce (Éd.)", "NVIDIA GeForce (Ed.)"):
+
+        def spec_for(device: Any, product: str = product) -> dict[str, Any]:
+            spec = real(device)
+            spec["hardware"]["product"] = product
+            return spec
+
+        monkeypatch.setattr(harness, "environment_spec", spec_for)
+        x, y = _xy()
+        record = bench(lambda x=x, y=y: reference.jsd_torch(x, y))
+        names.add(record["environment"]["metadata"]["name"])
+    assert len(names) == 2

@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 import torch
 
-from .. import __version__, digest, load_record
+from .. import __version__, _names, digest, load_record
 from .._schemas import API_VERSION as API
 from ..convert import format_observed_at
 from ..models import RecordBundle
@@ -251,12 +251,6 @@ class Check:
     relative_atol: bool = False
     #: The smallest atol, whatever the scale (a dtype's subnormal spacing, say).
     atol_floor: float = 0.0
-
-
-def _slug(text: str) -> str:
-    # ASCII only: str.isalnum() also accepts letters such as "é", which names must not hold.
-    kept = "".join(c if c.isascii() and c.isalnum() else " " for c in text.lower())
-    return "-".join(kept.split())
 
 
 def _one_line(err: BaseException) -> str:
@@ -518,7 +512,7 @@ def _default_slug(parameters: dict[str, Any]) -> str:
             parts.append(str(value))
         else:
             parts.append(f"{key}{str(value).replace('.', 'p')}")
-    return _slug("-".join(p for p in parts if p))
+    return "-".join(p for p in parts if p)
 
 
 def _bundle(
@@ -534,15 +528,15 @@ def _bundle(
 ) -> RecordBundle:
     workload, implementation = spec["workload"], spec["implementation"]
     hardware = environment["hardware"]
-    device_slug = _slug(
+    device_part = (
         hardware["product"] if device.type == "cuda" else f"cpu-{hardware['architecture']}"
     )
     stamp = spec["observedAt"].strftime("%Y-%m-%d-%H-%M-%S-%f")[:-3]
     provider = implementation["provider"]
-    parts = ["kernelindex", workload["operation"], workload["pass"], provider, device_slug]
+    parts = ["kernelindex", workload["operation"], workload["pass"], provider, device_part]
     parts += [slug or _default_slug(workload["parameters"]), stamp]
     run_meta: dict[str, Any] = {
-        "name": _slug("-".join(parts))[:253].strip("-"),
+        "name": _names.name(*parts),
         "title": title or f"{workload['operation']} · {provider} · {workload['pass']}",
         "annotations": notes,
     }
@@ -565,7 +559,9 @@ def _bundle(
             "kind": "BenchmarkProtocol",
             "metadata": {
                 # Named by content: one name always means one protocol.
-                "name": f"kernelindex-harness-{_slug(timer)}-{spec['protocolDigest'][7:19]}",
+                "name": _names.name(
+                    "kernelindex-harness", timer, suffix=spec["protocolDigest"][7:19]
+                ),
                 "title": f"kernelindex-sdk harness · {timer}",
             },
             "spec": protocol,
@@ -574,7 +570,7 @@ def _bundle(
             "apiVersion": API,
             "kind": "ExecutionEnvironment",
             "metadata": {
-                "name": f"{_slug(product)[:200]}-{spec['environmentDigest'][7:19]}",
+                "name": _names.name(product, suffix=spec["environmentDigest"][7:19]),
                 "title": product,
             },
             "spec": environment,

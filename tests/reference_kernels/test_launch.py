@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import os
 import re
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -246,7 +248,8 @@ def test_a_worker_that_fails_gives_failed_records_and_the_rest_go_on() -> None:
     good, _ = part.devices
     # A device string torch refuses: the second worker raises before its first point.
     broken = Device(name="cpu:1", target="no-such-device", environ=dict(good.environ))
-    records = list(attrs.evolve(part, devices=(good, broken)).records())
+    records: list[Any] = []
+    attrs.evolve(part, devices=(good, broken)).run(records.append)
     assert len(records) == 2
     by_status = {r.run.spec.status: r for r in records}
     assert set(by_status) == {"passed", "failed"}
@@ -269,3 +272,35 @@ def test_failed_record_validates_and_says_why() -> None:
 def test_bad_devices_reach_the_library_caller_as_launch_errors() -> None:
     with pytest.raises(LaunchError, match="no GPU is visible"):
         prepare_jsd(providers=("torch",), devices="all", environ=clean_env())
+
+
+def test_an_interrupt_while_writing_still_writes_what_the_workers_finished() -> None:
+    part = prepare_jsd(
+        providers=("torch",),
+        devices="cpu,cpu",
+        tokens=(2, 3, 5, 8),
+        vocab=(33,),
+        dtypes=("fp32",),
+        environ=clean_env(**{CPU_WORKERS: "1"}),
+    )
+    written: list[Any] = []
+
+    def write(record: Any) -> None:
+        if written or interrupted:
+            written.append(record)
+            return
+        # Ctrl-C while the first record is being written, once both workers have sent
+        # every record and exited: none of those may be lost.
+        deadline = time.monotonic() + 300
+        while multiprocessing.active_children() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        interrupted.append(record)
+        raise KeyboardInterrupt
+
+    interrupted: list[Any] = []
+    with pytest.raises(KeyboardInterrupt):
+        part.run(write)
+    assert len(interrupted) == 1
+    names = {r.run.metadata.name for r in [*interrupted, *written]}
+    assert len(names) == len(written) + 1 == 4
+    assert all(r.run.spec.status == "passed" for r in written)

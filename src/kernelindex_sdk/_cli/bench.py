@@ -79,6 +79,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         )
         return EXIT_USAGE
     from ..documents import JSONLinesWriter
+    from ..models import RecordBundle
 
     # Raises LaunchError or SweepOptionError (exit 2, one line) before anything runs.
     part = prepare_jsd(
@@ -108,7 +109,9 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         JSONLinesWriter(part.out, stream=io.stdout) as out,
         tqdm(total=total, file=io.stderr, disable=args.no_progress, unit="run") as progress,
     ):
-        for record in part.records():
+
+        def write(record: RecordBundle) -> None:
+            nonlocal failed
             out.write(record)
             spec = record.run.spec
             failed += spec.status == "failed"
@@ -116,6 +119,8 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             shown = f"{median / 1e6:.4f} ms" if median is not None else spec.status
             progress.set_postfix_str(f"{record.run.metadata.name[:60]} {shown}")
             progress.update()
+
+        part.run(write)
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK

@@ -1,7 +1,7 @@
 """One process's part of a JSD sweep: its shard, its GPU (or workers), and its output file.
 
 ``kernelindex bench jsd`` calls :func:`prepare_jsd`, prints :meth:`JSDSweep.describe`,
-and writes what :meth:`JSDSweep.records` yields. The shard comes from ``--shard`` or the
+and writes each record :meth:`JSDSweep.run` passes it. The shard comes from ``--shard`` or the
 launcher's variables (:func:`kernelindex_sdk.sharding.detect_launch`); ``--devices``
 spreads the shard over one worker process per GPU
 (:func:`kernelindex_sdk.reference_kernels.workers.run_on_devices`).
@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import attrs
@@ -25,7 +25,7 @@ from ..errors import LaunchError
 from ..models import RecordBundle
 from ..sharding import Launch, detect_launch, output_path
 from .device import select_device
-from .workers import Device, cuda_devices, parse_devices, run_on_devices
+from .workers import Device, Finished, cuda_devices, parse_devices, run_on_devices
 
 if TYPE_CHECKING:
     from .jsd.sweep import Point
@@ -100,17 +100,26 @@ class JSDSweep:
             line += f"; one worker process per device: {names}"
         return line
 
-    def records(self) -> Iterator[RecordBundle]:
-        """Yield one record per chosen point as it finishes; a failing point never raises.
+    def run(self, write: Callable[[RecordBundle], None]) -> None:
+        """Run the chosen points, passing each record to ``write`` as soon as it exists.
 
-        With workers, records arrive in the order they finish, and a point whose worker
-        died gives a failed record. After an interrupt, every record finished before it
-        is yielded, then KeyboardInterrupt is raised.
+        A failing point never raises: it gives a failed record. With workers, records
+        come in the order they finish, and the points of a worker that died give failed
+        records. After Ctrl-C, whether it comes while waiting for the workers or while
+        ``write`` runs, every record a worker had sent is passed on before
+        KeyboardInterrupt is raised again.
+
+        Args:
+            write: Called once per record, in this process.
+
+        Raises:
+            KeyboardInterrupt: after an interrupt, once the finished records are written.
         """
         from .jsd import sweep
 
         if not self.devices:
-            yield from sweep.run_points(self.chosen, self.device, timer=self.timer)
+            for record in sweep.run_points(self.chosen, self.device, timer=self.timer):
+                write(record)
             return
         worker = functools.partial(sweep.work, timer=self.timer)
         lost = functools.partial(_lost, timer=self.timer)
@@ -118,8 +127,27 @@ class JSDSweep:
             worker, self.chosen, self.devices, failed=lost, cost=sweep.point_cost
         )
         with contextlib.closing(running):
-            for finished in running:
-                yield finished.record
+            try:
+                for finished in running:
+                    write(finished.record)
+            except KeyboardInterrupt:
+                # Raised in write(), the interrupt never reached the pool: hand it over, so
+                # that it stops the workers and gives what they had sent. (Raised by the
+                # pool, it has given everything already, and this does nothing.)
+                _drain(running, write)
+                raise
+
+
+def _drain(
+    running: Generator[Finished[Point], None, None], write: Callable[[RecordBundle], None]
+) -> None:
+    try:
+        finished = running.throw(KeyboardInterrupt())
+        while True:
+            write(finished.record)
+            finished = next(running)
+    except (KeyboardInterrupt, StopIteration):
+        return
 
 
 def _lost(point: Point, device: Device, reason: str, *, timer: str) -> RecordBundle:
@@ -182,7 +210,7 @@ def prepare_jsd(
         environ: The environment to read; ``os.environ`` by default.
 
     Returns:
-        The sweep part, ready to run with :meth:`JSDSweep.records`.
+        The sweep part, ready to run with :meth:`JSDSweep.run`.
 
     Raises:
         LaunchError: for a bad ``--shard``, ``--devices`` or launcher variable, or an

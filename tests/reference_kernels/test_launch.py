@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -304,3 +305,32 @@ def test_an_interrupt_while_writing_still_writes_what_the_workers_finished() -> 
     names = {r.run.metadata.name for r in [*interrupted, *written]}
     assert len(names) == len(written) + 1 == 4
     assert all(r.run.spec.status == "passed" for r in written)
+
+
+def test_ctrl_c_keeps_every_finished_record_and_stops_the_workers(tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    tokens = ",".join(map(str, range(2, 34)))
+    argv = [*TINY[:-2], "--impl", "torch,triton", "--tokens", tokens, "--devices", "cpu,cpu"]
+    argv += ["--no-progress", "-o", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelindex_sdk", "bench", "jsd", *argv],
+        env=clean_env(**{CPU_WORKERS: "1"}),
+        stderr=subprocess.PIPE,
+        text=True,
+        # A process group of its own, as a terminal's foreground job has.
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 300
+    while (not out.exists() or not out.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen = len(out.read_text().splitlines())
+    # Like Ctrl-C in a terminal: the parent and its workers get SIGINT.
+    os.killpg(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert err.endswith("kernelindex: interrupted\n")
+    kept = out.read_text().splitlines()
+    assert seen >= 1
+    assert seen <= len(kept) < 64
+    for line in kept:
+        check(json.loads(line), verify_digests=True)

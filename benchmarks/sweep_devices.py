@@ -67,7 +67,10 @@ def _failed(point: Any, device: Device, reason: str) -> dict[str, Any]:
 
 
 def _cost(point: tuple[str, Any]) -> float:
-    return float(point[1].workload()["bytesMoved"])
+    from kernelindex_sdk.reference_kernels.jsd import sweep
+
+    # The same cost as `kernelindex bench jsd --devices`, so the same shares.
+    return sweep.point_cost(point)
 
 
 def _key(record: Any) -> str:
@@ -111,7 +114,7 @@ def main() -> int:
 
     defaults = sweep.GPU_DEFAULTS
     cases = sweep.cases(defaults.tokens, defaults.vocab, defaults.dtypes)
-    points = [(provider, case) for case in cases for provider in args.impl.split(",")]
+    points = sweep.points(args.impl.split(","), cases)
     devices = cuda_devices(list(range(args.gpus)))
     args.out.mkdir(parents=True, exist_ok=True)
     # The driver's tool, wherever the host put it.

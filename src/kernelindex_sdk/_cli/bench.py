@@ -50,6 +50,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " replays (the GPU's time alone); recorded in the protocol"
         ),
     )
+    jsd.add_argument(
+        "--shard",
+        metavar="I/N",
+        help=(
+            "run share I of N (0-based) of the points, balanced by bytes moved; by default"
+            " from torchrun's RANK/WORLD_SIZE or Slurm's SLURM_PROCID/SLURM_NTASKS and job"
+            " array variables, else the whole sweep"
+        ),
+    )
+    jsd.add_argument(
+        "--devices",
+        metavar="all|0,1,...",
+        help="one worker process per GPU, each pinned to its GPU; this process writes OUT",
+    )
     add_out(jsd)
     jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
     jsd.set_defaults(run=_cmd_bench_jsd)
@@ -57,21 +71,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     try:
-        from ..reference_kernels.device import select_device
+        from ..reference_kernels.launch import prepare_jsd
     except ImportError:
         print(
             "kernelindex bench needs the [bench] extra: pip install 'kernelindex-sdk[bench]'",
             file=io.stderr,
         )
         return EXIT_USAGE
-    device = select_device()
     from ..documents import JSONLinesWriter
-    from ..reference_kernels.jsd import sweep
+    from ..models import RecordBundle
 
-    # Raises SweepOptionError (exit 2, one line) before anything runs or is written.
-    points = sweep.plan(
+    # Raises LaunchError or SweepOptionError (exit 2, one line) before anything runs.
+    part = prepare_jsd(
         providers=args.impl,
-        device=device,
+        out=args.out,
+        shard=args.shard,
+        devices=args.devices,
         tokens=args.tokens,
         vocab=args.vocab,
         dtypes=args.dtype,
@@ -79,21 +94,24 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         input_grad=args.input_grad,
         timer=args.timer,
     )
-    if device.type == "cpu":
+    if part.device.type == "cpu":
         print(
             "kernelindex: no GPU found; running on the CPU (Triton in its interpreter) on small"
             " shapes with a wall-clock timer",
             file=io.stderr,
         )
+    print(f"kernelindex: {part.describe()}", file=io.stderr)
     from tqdm import tqdm
 
     failed = 0
-    total = len(points) * len(args.impl)
+    total = len(part.chosen)
     with (
-        JSONLinesWriter(args.out, stream=io.stdout) as out,
+        JSONLinesWriter(part.out, stream=io.stdout) as out,
         tqdm(total=total, file=io.stderr, disable=args.no_progress, unit="run") as progress,
     ):
-        for record in sweep.run_sweep(args.impl, points, device, timer=args.timer):
+
+        def write(record: RecordBundle) -> None:
+            nonlocal failed
             out.write(record)
             spec = record.run.spec
             failed += spec.status == "failed"
@@ -101,6 +119,8 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             shown = f"{median / 1e6:.4f} ms" if median is not None else spec.status
             progress.set_postfix_str(f"{record.run.metadata.name[:60]} {shown}")
             progress.update()
+
+        part.run(write)
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK

@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import pickle
 import signal
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from multiprocessing import connection
 from typing import Any, Final, Generic, TypeVar
 
@@ -208,7 +208,7 @@ def run_on_devices(
     failed: Callable[[P, Device, str], Any],
     cost: Callable[[P], float] | None = None,
     decode: Callable[[str], Any] = load_record,
-) -> Iterator[Finished[P]]:
+) -> Generator[Finished[P], None, None]:
     """Run ``points`` on ``devices``, one worker process each; yield records as they come.
 
     Use it in a ``with contextlib.closing(...)`` block: leaving the loop early stops

@@ -29,13 +29,19 @@ __all__ = [
     "PROVIDERS",
     "TOLERANCES",
     "JSDCase",
+    "Point",
     "SweepDefaults",
     "SweepOptionError",
     "cases",
+    "failed_record",
     "liger_available",
     "plan",
+    "point_cost",
+    "points",
     "run_case",
+    "run_points",
     "run_sweep",
+    "work",
 ]
 
 DTYPES: Final = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -444,3 +450,54 @@ def run_sweep(
             yield run_case(name, case, device, timer=timer)
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+
+
+#: A sweep point: one provider on one case, which gives exactly one record.
+Point = tuple[str, JSDCase]
+
+
+def points(providers: Sequence[str], sweep: Sequence[JSDCase]) -> list[Point]:
+    """The sweep's points in :func:`run_sweep`'s order: each case, each provider in turn."""
+    return [(name, case) for case in sweep for name in providers]
+
+
+def point_cost(point: Point) -> float:
+    """A point's estimated cost for balancing shards: the bytes its case moves."""
+    return float(point[1].workload()["bytesMoved"])
+
+
+def run_points(
+    chosen: Sequence[Point], device: torch.device, *, timer: str = "cuda-events"
+) -> Iterator[RecordBundle]:
+    """Yield one record per point, in order, as soon as it exists; a failing point never raises."""
+    for name, case in chosen:
+        yield run_case(name, case, device, timer=timer)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def work(
+    chosen: Sequence[Point], target: str, *, timer: str = "cuda-events"
+) -> Iterator[RecordBundle]:
+    """The worker of :func:`workers.run_on_devices`: run ``chosen`` on the device ``target``."""
+    return run_points(chosen, torch.device(target), timer=timer)
+
+
+def failed_record(
+    point: Point, device: torch.device, reason: str, *, timer: str = "cuda-events"
+) -> RecordBundle:
+    """The failed record of a point that never ran to its end, e.g. because its worker died.
+
+    Built by the harness like every failed record (validated, digests verified), its
+    failure message is ``ChildProcessError: <reason>``.
+
+    Args:
+        point: The point.
+        device: The device the point was to run on, as this process numbers it.
+        reason: Why it did not finish, e.g. how the worker process ended.
+        timer: The sweep's timer (part of the protocol).
+    """
+    name, case = point
+    title = f"Jensen-Shannon divergence loss · {name} · forward"
+    labels = {"kernelindex.dev/sweep": "jsd-forward"}
+    return _failed(name, case, device, title, labels, ChildProcessError(reason), timer=timer)

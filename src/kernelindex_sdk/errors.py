@@ -13,6 +13,7 @@ import attrs
 __all__ = [
     "InputError",
     "KernelIndexError",
+    "MissingDependencyError",
     "Problem",
     "SchemaValidationError",
     "UnsupportedSourceError",
@@ -87,3 +88,18 @@ class InputError(KernelIndexError):
 
     def __str__(self) -> str:
         return f"{self.source}: {self.reason}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class MissingDependencyError(KernelIndexError):
+    """An optional feature needs a package that is not installed (an extra installs it)."""
+
+    feature: str
+    package: str
+    extra: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.feature} needs {self.package}, which is not installed:"
+            f" pip install 'kernelindex-sdk[{self.extra}]'"
+        )

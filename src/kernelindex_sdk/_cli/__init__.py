@@ -15,13 +15,13 @@ from typing import IO
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError
-from . import bench, importer, records
+from . import analysis, bench, importer, records
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
 
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench)
+_COMMANDS = (records, importer, bench, analysis)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -127,13 +127,15 @@ class RunSet:
         runs: The runs, in input order.
         objects: Digest -> spec of each protocol, environment, workload and
             implementation object seen (kept once per digest).
-        problems: The records that were invalid, as ``validate`` reports them; they
-            are not in ``runs``.
+        problems: The problems of the records that were invalid, as ``validate``
+            reports them; those records are not in ``runs``.
+        invalid: How many records were invalid.
     """
 
     runs: list[Run] = attrs.field(factory=list)
     objects: dict[str, Any] = attrs.field(factory=dict)
     problems: list[FileProblem] = attrs.field(factory=list)
+    invalid: int = 0
     _workloads: dict[str, Workload] = attrs.field(factory=dict, repr=False)
 
     def add(self, doc: dict[str, Any], source: str) -> None:
@@ -241,6 +243,7 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
         if not problems and not _is_run(value):
             problems = [Problem(pointer="", message=_NOT_A_RUN, code="kind")]
         if problems:
+            result.invalid += 1
             offset = document.line - 1
             for problem in problems:
                 if problem.line is not None and offset:

@@ -25,7 +25,7 @@ def _percent(text: str) -> float:
 def _problems(runs: RunSet, side: str, io: Streams) -> int:
     for problem in runs.problems:
         print(f"{side}: {problem}", file=io.stderr)
-    return len(runs.problems)
+    return runs.invalid
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:

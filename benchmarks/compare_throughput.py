@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,24 @@ from kernelindex_sdk._cli import main
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "benchmarks" / "results" / "jsd_forward_h200.jsonl"
 GOAL_SECONDS = 5.0
+PACKAGES = ("kernelindex-sdk", "jsonschema", "jsonschema-rs", "referencing", "rfc8785")
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
 
 
 def make_files(folder: Path, count: int) -> tuple[Path, Path]:
@@ -124,7 +143,9 @@ def main_() -> None:
             print(f"{name:45} {took:6.2f} s", file=sys.stderr)
     report = {
         "machine": platform.machine(),
+        "processor": _cpu_model(),
         "python": platform.python_version(),
+        "packages": {name: _version(name) for name in PACKAGES},
         "cores_used": 1,
         "records_per_file": args.records,
         "megabytes_read": round(size / 1e6, 1),

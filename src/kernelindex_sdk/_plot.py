@@ -127,7 +127,10 @@ def _panel(ax: Any, kind: str, family: Family, ticker: Any) -> None:
         ax.set_yscale("log")
         # Plain numbers (0.5, 2, 10) rather than powers of ten, on major and minor ticks.
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(_minor_label))
+        decades = math.log10(max(all_y) / min(y for y in all_y if y > 0))
+        # Within two decades the 3s fit too; beyond, they would crowd the 2s.
+        marks = (2, 3, 5) if decades < 2 else (2, 5)
+        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: _minor_label(v, marks)))
     ax.grid(True, which="major", alpha=0.3)
     if ax.lines:
         ax.legend(fontsize=8)
@@ -157,12 +160,12 @@ def _series(
     return xs, ys, lows, highs
 
 
-def _minor_label(value: float, _: Any) -> str:
-    """Label the 2s and 5s of each decade only: every minor tick labelled overlaps."""
+def _minor_label(value: float, marks: tuple[int, ...]) -> str:
+    """Label some minor ticks of each decade (2, 5): every one labelled would overlap."""
     if value <= 0:
         return ""
     leading = round(value / 10 ** math.floor(math.log10(value)), 6)
-    return f"{value:g}" if leading in (2, 5) else ""
+    return f"{value:g}" if leading in marks else ""
 
 
 def _power_of_two(value: Any) -> bool:

@@ -85,6 +85,13 @@ def test_failed_point_shows_as_failed() -> None:
     assert report.table_rows(family)[1] == [["-", "100.0 us (100.0-100.0)", "failed", "-"]]
 
 
+def test_memory_measured_beside_latency_gets_its_own_table() -> None:
+    runs = [bundle("torch", 400_000, memory=64.0), bundle("triton", 100_000, memory=16.0)]
+    found = {f.metric: f for f in report.families(runs)}
+    assert set(found) == {"latency", "memory"}
+    assert report.table_rows(found["memory"])[1] == [["-", "64.00 MiB", "16.00 MiB", "0.25x"]]
+
+
 def test_latest_run_of_a_point_stands_for_it() -> None:
     runs = [
         bundle(median=300, observed="2026-11-30T00:00:09.000Z"),

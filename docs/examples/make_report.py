@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernelindex_sdk import report
-from kernelindex_sdk._runs import load_runs
+from kernelindex_sdk.compare import load_runs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

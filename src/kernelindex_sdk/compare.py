@@ -17,18 +17,22 @@ import attrs
 
 from ._compare_render import FORMATS, as_json, render
 from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, run_set
+from ._runs import Run, RunSet, Stat, load_runs, run_set
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "FORMATS",
     "Comparison",
     "Pair",
+    "Run",
+    "RunSet",
+    "Stat",
     "as_json",
     "compare",
     "environment_label",
     "field_differences",
     "is_significant",
+    "load_runs",
     "render",
     "workload_label",
 ]

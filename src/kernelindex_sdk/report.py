@@ -9,7 +9,7 @@ the first one seen. See docs/compare.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -145,7 +145,7 @@ def families(records: Iterable[Any] | RunSet, *, x: str | None = None) -> list[F
     """
     runs = run_set(records)
     groups: dict[tuple[Any, ...], list[Run]] = {}
-    for run in runs.runs:
+    for run in _with_memory(runs.runs):
         w = run.workload
         what = (run.workload_digest,) if w is None else (w.operation, w.pass_)
         key = (run.metric, *what, run.environment_digest, run.protocol_digest)
@@ -160,6 +160,14 @@ def families(records: Iterable[Any] | RunSet, *, x: str | None = None) -> list[F
             source="--x", reason=f"no run has parameter {x!r}; parameters: {', '.join(known)}"
         )
     return out
+
+
+def _with_memory(runs: list[Run]) -> Iterator[Run]:
+    """Each run, then a memory run for each latency run that also measured its memory."""
+    for run in runs:
+        yield run
+        if run.memory is not None and run.value is not None:
+            yield attrs.evolve(run, value=run.memory, memory=None)
 
 
 def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:

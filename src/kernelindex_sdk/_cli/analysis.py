@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import compare, report
-from .._runs import RunSet, load_runs
+from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
 

@@ -322,6 +322,15 @@ def test_invalid_record_is_reported_and_exits_one(files: Any, tmp_path: Path) ->
     assert "1.000" in out
 
 
+def test_json_lines_are_read_line_by_line_with_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(bundle()) + "\n\n" + '{"run": 1}\n', encoding="utf-8")
+    runs = cmp.load_runs([tmp_path])
+    assert [r.source for r in runs.runs] == [f"{path}:1"]
+    assert runs.invalid == 1
+    assert str(runs.problems[0]).startswith(f"{path}:3:")
+
+
 def test_missing_input_is_a_usage_error(tmp_path: Path) -> None:
     status, _, err = run_cli("compare", str(tmp_path / "none.jsonl"), str(tmp_path))
     assert status == 2

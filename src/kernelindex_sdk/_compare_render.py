@@ -65,8 +65,9 @@ def _table(c: Comparison, *, markdown: bool) -> str:
         ratio, delta = _delta(pair)
         cells = [c.label(b), b.implementation, n.implementation, _side_cell(b), _side_cell(n)]
         rows.append([*cells, ratio, delta, "; ".join(pair.notes)])
-    for metric, mean in c.geomeans().items():
-        name = "geomean" if len(c.geomeans()) == 1 else f"geomean ({metric})"
+    geomeans = c.geomeans()
+    for metric, mean in geomeans.items():
+        name = "geomean" if len(geomeans) == 1 else f"geomean ({metric})"
         rows.append([name, "", "", "", "", f"{mean:.3f}", f"{(mean - 1) * 100:+.1f}%", ""])
     rule = (
         f"NEW/BASE = NEW median / BASE median; a delta is shown only when it exceeds"

@@ -415,9 +415,8 @@ class _Diagnosis:
             self._fields.append("protocol")
         if not across_environments:
             self._fields.append("environment")
-        kept = {"BASE": base_runs, "NEW": new_runs}
-        self._by_workload = {side: _index(runs, _by_workload) for side, runs in kept.items()}
-        self._by_family = {side: _index(runs, _by_family) for side, runs in kept.items()}
+        self._kept = {"BASE": base_runs, "NEW": new_runs}
+        self._indexes: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._cache: dict[tuple[str, str, str], list[str]] = {}
 
     def base_only(self, run: Run) -> str:
@@ -427,9 +426,16 @@ class _Diagnosis:
         return self._reason(run, "NEW", "BASE")
 
     def _reason(self, run: Run, side: str, other: str) -> str:
-        candidates = self._by_workload[other].get(_by_workload(run))
+        if self._indexes is None:
+            # Built on the first unpaired run: a comparison where all pair never pays for it.
+            self._indexes = (
+                {side: _index(runs, _by_workload) for side, runs in self._kept.items()},
+                {side: _index(runs, _by_family) for side, runs in self._kept.items()},
+            )
+        by_workload, by_family = self._indexes
+        candidates = by_workload[other].get(_by_workload(run))
         if not candidates:
-            candidates = self._by_family[other].get(_by_family(run), [])[:_MAX_CANDIDATES]
+            candidates = by_family[other].get(_by_family(run), [])[:_MAX_CANDIDATES]
         if not candidates:
             what = (
                 "workload"

@@ -167,7 +167,7 @@ def _with_memory(runs: list[Run]) -> Iterator[Run]:
     for run in runs:
         yield run
         if run.memory is not None and run.value is not None:
-            yield attrs.evolve(run, value=run.memory, memory=None)
+            yield run._replace(value=run.memory, memory=None)
 
 
 def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:

@@ -331,6 +331,15 @@ def test_json_lines_are_read_line_by_line_with_their_numbers(tmp_path: Path) -> 
     assert str(runs.problems[0]).startswith(f"{path}:3:")
 
 
+def test_protocol_and_environment_documents_are_passed_over(tmp_path: Path) -> None:
+    doc = bundle()
+    path = write_jsonl(tmp_path / "mixed.jsonl", [doc["protocol"], doc, doc["environment"]])
+    runs = cmp.load_runs([path])
+    assert [r.source for r in runs.runs] == [f"{path}:2"]
+    assert runs.invalid == 0
+    assert len(cmp.compare([doc["protocol"], doc], [doc]).pairs) == 1
+
+
 def test_missing_input_is_a_usage_error(tmp_path: Path) -> None:
     status, _, err = run_cli("compare", str(tmp_path / "none.jsonl"), str(tmp_path))
     assert status == 2

@@ -16,7 +16,7 @@ import attrs
 from . import _jsontext, documents, validation
 from .convert import dump
 from .documents import Document, FileProblem
-from .errors import InputError, Problem, SchemaValidationError
+from .errors import InputError, SchemaValidationError
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set"]
 
@@ -249,7 +249,8 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
     """Read every record of the given files and folders (as ``validate`` does) into a RunSet.
 
     JSON Lines are read line by line; each valid record keeps only its compact form.
-    Invalid records are checked like ``kernelindex validate`` and land in ``problems``.
+    Invalid records are checked like ``kernelindex validate`` and land in ``problems``;
+    valid protocol and environment documents (no run) are passed over.
 
     Raises:
         InputError: when a path does not exist or cannot be read.
@@ -260,7 +261,8 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
         if not problems:
             problems = list(validation.iter_value_problems(value, text=text))
         if not problems and not _is_run(value):
-            problems = [Problem(pointer="", message=_NOT_A_RUN, code="kind")]
+            # A valid protocol or environment document: nothing to compare, not an error.
+            continue
         if problems:
             result.invalid += 1
             offset = document.line - 1
@@ -290,15 +292,14 @@ def _documents(paths: Iterable[str | Path], stdin: IO[bytes] | None) -> Iterator
             raise InputError(source=str(path), reason=err.strerror or str(err)) from err
 
 
-_NOT_A_RUN: Final = "expected a BenchmarkRun or a bundle with a run, got a protocol or environment"
-
-
 def _is_run(value: dict[str, Any]) -> bool:
     return "run" in value or value.get("kind") == "BenchmarkRun"
 
 
 def run_set(records: Iterable[Any] | RunSet) -> RunSet:
     """A RunSet from records given as models or JSON values (bundles or runs).
+
+    Protocol and environment documents are passed over.
 
     Raises:
         SchemaValidationError: when a record is invalid (its position is the source).
@@ -309,9 +310,8 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
     for index, record in enumerate(records):
         value = record if isinstance(record, dict) else dump(record)
         problems = validation.validate(value)
-        if not problems and not _is_run(value):
-            problems = [Problem(pointer="", message=_NOT_A_RUN, code="kind")]
         if problems:
             raise SchemaValidationError(problems=problems, source=f"record {index}")
-        result.add(value, f"record {index}")
+        if _is_run(value):
+            result.add(value, f"record {index}")
     return result

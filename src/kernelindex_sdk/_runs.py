@@ -7,6 +7,7 @@ workload, protocol and environment objects are kept once per digest in a
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple
@@ -256,6 +257,20 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
         InputError: when a path does not exist or cannot be read.
     """
     result = RunSet()
+    # Parsed records hold no reference cycles, so the collector's passes over the growing
+    # set of runs find nothing and cost about 8% of reading 100,000 records; the few
+    # cycles of invalid records' errors are collected once it is back on.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _load(result, paths, stdin)
+    finally:
+        if collecting:
+            gc.enable()
+    return result
+
+
+def _load(result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None) -> None:
     for document in _documents(paths, stdin):
         value, text, problems = _jsontext.parse(document.text)
         if not problems:
@@ -272,7 +287,6 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
                 result.problems.append(FileProblem(source=document.source, problem=problem))
             continue
         result.add(value, f"{document.source}:{document.line}")
-    return result
 
 
 def _documents(paths: Iterable[str | Path], stdin: IO[bytes] | None) -> Iterator[Document]:

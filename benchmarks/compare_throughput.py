@@ -129,14 +129,25 @@ def cli(*argv: str, allowed: tuple[int, ...] = (0,)) -> Callable[[], None]:
 
 
 def fresh_process(base: Path, new: Path) -> dict[str, Any]:
-    """One ``kernelindex compare`` in a new process: start-up included, and its peak memory."""
+    """One ``kernelindex compare`` in a new process: start-up included, and its peak memory.
+
+    The child reports its own peak: a forked child's ru_maxrss starts from the parent's
+    size, so it is measured before this process holds anything large.
+    """
+    code = (
+        "import io, resource, sys\n"
+        "from kernelindex_sdk._cli import main\n"
+        "main(['compare', sys.argv[1], sys.argv[2]], stdout=io.StringIO())\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # Our own interpreter and module, on files we just wrote: S603 does not apply.
-    subprocess.run(  # noqa: S603
-        [sys.executable, "-m", "kernelindex_sdk", "compare", str(base), str(new)],
+    done = subprocess.run(  # noqa: S603
+        [sys.executable, "-c", code, str(base), str(new)],
         check=True,
-        stdout=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -146,7 +157,7 @@ def fresh_process(base: Path, new: Path) -> dict[str, Any]:
         "seconds": round(wall, 3),
         "cpu_seconds": round(cpu, 3),
         # ru_maxrss is in KiB on Linux.
-        "peak_rss_mib": round(after.ru_maxrss / 1024, 1),
+        "peak_rss_mib": round(int(done.stdout.split()[-1]) / 1024, 1),
     }
 
 
@@ -179,9 +190,9 @@ def stages(base: Path, new: Path) -> list[tuple[str, Callable[[], Any]]]:
     ]
 
 
-def measure(kind: str, count: int, folder: Path, full: bool) -> dict[str, Any]:
-    base, new = make_files(folder, kind, count)
+def measure(kind: str, base: Path, new: Path, fresh: dict[str, Any], full: bool) -> dict[str, Any]:
     b, n = str(base), str(new)
+    results = [fresh]
     rows: list[tuple[str, Callable[[], Any]]] = [
         ("json.loads of every line (floor)", json_floor(base, new)),
         ("kernelindex validate BASE NEW", cli("validate", b, n)),
@@ -197,7 +208,6 @@ def measure(kind: str, count: int, folder: Path, full: bool) -> dict[str, Any]:
             ),
         ]
     rows += stages(base, new)
-    results = [fresh_process(base, new)]
     for name, fn in rows:
         wall, cpu = seconds(fn)
         results.append({"what": name, "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3)})
@@ -214,9 +224,12 @@ def main_() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     with tempfile.TemporaryDirectory() as tmp:
+        files = {kind: make_files(Path(tmp), kind, args.records) for kind in ("harness", "liger")}
+        # Fresh processes first, while this one is small (see fresh_process).
+        fresh = {kind: fresh_process(*paths) for kind, paths in files.items()}
         datasets = [
-            measure("harness", args.records, Path(tmp), full=True),
-            measure("liger", args.records, Path(tmp), full=False),
+            measure(kind, *paths, fresh[kind], full=kind == "harness")
+            for kind, paths in files.items()
         ]
     report = {
         "machine": platform.machine(),

@@ -25,6 +25,7 @@ __all__ = [
     "InputError",
     "KernelIndexError",
     "LaunchError",
+    "MissingDependencyError",
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
@@ -183,3 +184,18 @@ class TimestampError(KernelIndexError, ValueError):
 
     def __str__(self) -> str:
         return f"{self.reason}, got {self.value}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class MissingDependencyError(KernelIndexError):
+    """An optional feature needs a package that is not installed (an extra installs it)."""
+
+    feature: str
+    package: str
+    extra: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.feature} needs {self.package}, which is not installed:"
+            f" pip install 'kernelindex-sdk[{self.extra}]'"
+        )

@@ -20,13 +20,13 @@ from typing import IO, Any
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
-from . import bench, importer, merge, records
+from . import analysis, bench, importer, merge, records
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench, merge)
+_COMMANDS = (records, importer, bench, merge, analysis)
 
 
 class _ClosedStream(_io.TextIOBase):

@@ -1,0 +1,146 @@
+"""``kernelindex compare`` and ``report``: records read back as tables, gates and plots."""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import compare, report
+from ..compare import RunSet, load_runs
+from ..errors import MissingDependencyError
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
+
+__all__ = ["register"]
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage such as 5, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text!r}")
+    return value
+
+
+def _problems(runs: RunSet, side: str, io: Streams) -> int:
+    for problem in runs.problems:
+        print(f"{side}: {problem}", file=io.stderr)
+    return runs.invalid
+
+
+def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
+    base = load_runs([args.base], stdin=io.stdin)
+    new = load_runs([args.new], stdin=io.stdin)
+    invalid = _problems(base, "BASE", io) + _problems(new, "NEW", io)
+    result = compare.compare(
+        base,
+        new,
+        threshold=args.threshold / 100,
+        across_environments=args.across_environments,
+        across_protocols=args.across_protocols,
+        base_provider=args.base_provider,
+        new_provider=args.new_provider,
+    )
+    io.stdout.write(compare.render(result, args.format))
+    status = EXIT_OK
+    if invalid:
+        print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
+        status = EXIT_INVALID
+    if args.fail_on_regression is not None:
+        slower = result.regressions(args.fail_on_regression)
+        for pair in slower:
+            if pair.base is not None and pair.new is not None and pair.ratio is not None:
+                who = f"{pair.base.implementation} -> {pair.new.implementation}"
+                print(
+                    f"regression: {result.label(pair.base)} · {who}: NEW/BASE"
+                    f" {pair.ratio:.3f}, more than {args.fail_on_regression:g}% slower",
+                    file=io.stderr,
+                )
+        if slower:
+            status = EXIT_INVALID
+    return status
+
+
+def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
+    runs = load_runs(args.paths, stdin=io.stdin)
+    invalid = _problems(runs, "input", io)
+    found = report.families(runs, x=args.x)
+    io.stdout.write(report.render(found, args.format))
+    if args.plot is not None:
+        try:
+            report.plot(found, args.plot)
+        except MissingDependencyError as err:
+            # The tables are out; only the picture is missing.
+            print(f"kernelindex: {err}", file=io.stderr)
+            return EXIT_USAGE
+        print(f"wrote {args.plot}", file=io.stderr)
+    if invalid:
+        print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
+        return EXIT_INVALID
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cmp = sub.add_parser(
+        "compare",
+        help="pair the runs of two inputs by digest: ratios, significance, a regression gate",
+        description=(
+            "Pair runs of BASE and NEW that share workload, protocol and environment digests"
+            " (by implementation where a side has several) and show NEW/BASE per pair. A"
+            " change is significant when it exceeds --threshold and the p20-p80 intervals do"
+            " not overlap; otherwise '~'. Exits 0; 1 when an input record is invalid (it is"
+            " reported and left out) or --fail-on-regression trips; 2 on usage or I/O errors."
+        ),
+    )
+    cmp.add_argument("base", metavar="BASE", help="file or folder of records ('-': stdin)")
+    cmp.add_argument("new", metavar="NEW", help="file or folder of records ('-': stdin)")
+    cmp.add_argument("--format", choices=compare.FORMATS, default="text")
+    cmp.add_argument(
+        "--threshold",
+        type=_percent,
+        default=compare.DEFAULT_THRESHOLD * 100,
+        metavar="PCT",
+        help="smallest change that can be significant, in percent (default: 5)",
+    )
+    cmp.add_argument(
+        "--fail-on-regression",
+        type=_percent,
+        metavar="PCT",
+        help="exit 1 when a significant pair is slower by more than PCT percent",
+    )
+    cmp.add_argument(
+        "--across-environments",
+        action="store_true",
+        help="pair on workload and protocol only (one GPU against another)",
+    )
+    cmp.add_argument(
+        "--across-protocols",
+        action="store_true",
+        help="pair on workload only; rows whose protocols differ say so",
+    )
+    cmp.add_argument("--base-provider", metavar="NAME", help="keep only BASE runs of this provider")
+    cmp.add_argument("--new-provider", metavar="NAME", help="keep only NEW runs of this provider")
+    cmp.set_defaults(run=_cmd_compare)
+
+    rep = sub.add_parser(
+        "report",
+        help="tables (and a plot) of runs by workload family against the swept parameter",
+        description=(
+            "Group runs by operation, pass, environment, protocol and every parameter but the"
+            " swept one (the one that varies most, or --x); one table per family with each"
+            " implementation's median and its speedup against the first. Exits 0; 1 when an"
+            " input record is invalid (reported and left out); 2 on usage or I/O errors, or"
+            " when --plot needs matplotlib (the tables are printed first)."
+        ),
+    )
+    rep.add_argument("paths", nargs="+", metavar="RUNS", help="files or folders of records")
+    rep.add_argument("--format", choices=report.FORMATS, default="text")
+    rep.add_argument(
+        "--x", metavar="NAME", help="the swept parameter (default: the one that varies)"
+    )
+    rep.add_argument(
+        "--plot",
+        metavar="OUT.png|OUT.svg",
+        help="also draw latency, bandwidth and memory against x (needs the [plot] extra)",
+    )
+    rep.set_defaults(run=_cmd_report)

@@ -1,0 +1,315 @@
+"""Runs in their compact form: what compare and report need of a record, and nothing more.
+
+A record (a bundle, or a bare run) becomes one :class:`Run` of a few scalars; the
+workload, protocol and environment objects are kept once per digest in a
+:class:`RunSet`, so reading 50,000 records holds 50,000 small objects, not 50,000 trees.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any, Final, NamedTuple
+
+import attrs
+
+from . import _jsontext, documents, validation
+from .convert import dump
+from .documents import FileProblem
+from .errors import SchemaValidationError
+
+__all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set"]
+
+#: Nanoseconds per time unit a latency measurement may carry.
+_NS_PER: Final = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+#: Metrics read from measurements when a run has no timing, most telling first.
+_METRICS: Final = ("latency", "memory")
+
+
+class Stat(NamedTuple):
+    """One metric of a run: its median and, when recorded, p20 and p80 (same unit)."""
+
+    metric: str
+    unit: str
+    median: float
+    p20: float | None = None
+    p80: float | None = None
+
+    @property
+    def low(self) -> float:
+        """The interval's lower end: p20, or the median when p20 is not recorded."""
+        return self.median if self.p20 is None else self.p20
+
+    @property
+    def high(self) -> float:
+        """The interval's upper end: p80, or the median when p80 is not recorded."""
+        return self.median if self.p80 is None else self.p80
+
+
+@attrs.frozen(slots=True)
+class Workload:
+    """What was computed, shared by every run of one workload digest."""
+
+    operation: str
+    pass_: str
+    parameters: tuple[tuple[str, Any], ...]
+    bytes_moved: int | None = None
+
+    def parameter(self, name: str) -> Any:
+        """The value of parameter ``name``, or None when the workload has none."""
+        for key, value in self.parameters:
+            if key == name:
+                return value
+        return None
+
+
+class Run(NamedTuple):
+    """The compact form of one run (a tuple: 100,000 of them are built in a few seconds).
+
+    Attributes:
+        source: Where the record was read (``file:line``), or its position in a list.
+        name: ``metadata.name``.
+        status: ``passed``, ``unverified`` or ``failed``.
+        observed_at: ``spec.observedAt``; its fixed format sorts as text.
+        workload_digest, protocol_digest, environment_digest, implementation_digest:
+            The four digests.
+        workload: The workload object when the run carries it.
+        provider: ``implementation.provider`` when the run carries the object.
+        entry_point: ``implementation.entryPoint`` when recorded.
+        failure: ``reason: message`` of a failed run.
+        value: The run's primary number: latency (ns) when it has timing, else the
+            first of memory or other medians in its measurements; None for a failed run.
+        memory: A memory measurement recorded beside the latency, if any.
+    """
+
+    source: str
+    name: str
+    status: str
+    observed_at: str
+    workload_digest: str
+    protocol_digest: str
+    environment_digest: str
+    implementation_digest: str
+    workload: Workload | None
+    provider: str | None
+    entry_point: str | None
+    failure: str | None
+    value: Stat | None
+    memory: Stat | None = None
+
+    @property
+    def implementation(self) -> str:
+        """A readable name of the implementation: provider, entry point, or short digest."""
+        if self.provider is None:
+            return _short(self.implementation_digest)
+        return self.provider
+
+    @property
+    def implementation_key(self) -> tuple[str, ...]:
+        """Who computed it, for pairing: provider and entry point, or the digest alone."""
+        if self.provider is None:
+            return ("digest", self.implementation_digest)
+        return (self.provider, self.entry_point or "")
+
+    @property
+    def metric(self) -> str:
+        """The metric of :attr:`value`; ``latency`` for a failed run."""
+        return "latency" if self.value is None else self.value.metric
+
+
+@attrs.define
+class RunSet:
+    """Runs read from one input, with the objects their digests stand for.
+
+    Attributes:
+        runs: The runs, in input order.
+        objects: Digest -> spec of each protocol, environment, workload and
+            implementation object seen (kept once per digest).
+        problems: The problems of the records that were invalid, as ``validate``
+            reports them; those records are not in ``runs``.
+        invalid: How many records were invalid.
+    """
+
+    runs: list[Run] = attrs.field(factory=list)
+    objects: dict[str, Any] = attrs.field(factory=dict)
+    problems: list[FileProblem] = attrs.field(factory=list)
+    invalid: int = 0
+    _workloads: dict[str, Workload] = attrs.field(factory=dict, repr=False)
+
+    def add(self, doc: dict[str, Any], source: str) -> None:
+        """Add one valid record (a bundle or a BenchmarkRun, as JSON) read at ``source``."""
+        run = doc.get("run", doc)
+        spec = run["spec"]
+        for key in ("protocol", "environment"):
+            obj = doc.get(key)
+            if obj is not None:
+                self.objects.setdefault(spec[f"{key}Digest"], obj["spec"])
+        self.runs.append(self._compact(run, spec, source))
+
+    def _compact(self, run: dict[str, Any], spec: dict[str, Any], source: str) -> Run:
+        workload_digest = spec["workloadDigest"]
+        workload = self._workloads.get(workload_digest)
+        if workload is None and "workload" in spec:
+            w = spec["workload"]
+            workload = Workload(
+                operation=w["operation"],
+                pass_=w["pass"],
+                parameters=tuple(sorted(w["parameters"].items())),
+                bytes_moved=w.get("bytesMoved"),
+            )
+            self._workloads[workload_digest] = workload
+            self.objects.setdefault(workload_digest, w)
+        implementation = spec.get("implementation")
+        if implementation is not None:
+            self.objects.setdefault(spec["implementationDigest"], implementation)
+        failure = spec.get("failure")
+        value, memory = _stats(spec)
+        return Run(
+            source=source,
+            name=run["metadata"]["name"],
+            status=spec["status"],
+            observed_at=spec["observedAt"],
+            workload_digest=workload_digest,
+            protocol_digest=spec["protocolDigest"],
+            environment_digest=spec["environmentDigest"],
+            implementation_digest=spec["implementationDigest"],
+            workload=workload,
+            provider=None if implementation is None else implementation["provider"],
+            entry_point=None if implementation is None else implementation.get("entryPoint"),
+            failure=None if failure is None else f"{failure['reason']}: {failure['message']}",
+            value=value,
+            memory=memory,
+        )
+
+
+def _stats(spec: dict[str, Any]) -> tuple[Stat | None, Stat | None]:
+    """The run's primary statistic and a memory statistic recorded beside it."""
+    if spec["status"] == "failed":
+        return None, None
+    timing = spec.get("timing")
+    if timing is None:
+        return _measured_stats(spec.get("measurements", ()))
+    # The common case, kept to one pass over the few measurements: it runs per record.
+    latency = timing["latencyNs"]
+    median = latency.get("median")
+    if median is None:
+        median = latency[timing["primaryStatistic"]]
+    p20, p80 = latency.get("p20"), latency.get("p80")
+    memory: dict[str, tuple[str, float]] | None = None
+    for m in spec.get("measurements", ()):
+        metric, statistic = m["metric"], m["statistic"]
+        if metric == "latency":
+            if statistic == "p20" and p20 is None:
+                p20 = _ns((m["unit"], m["value"]))
+            elif statistic == "p80" and p80 is None:
+                p80 = _ns((m["unit"], m["value"]))
+        elif metric == "memory":
+            if memory is None:
+                memory = {}
+            memory[statistic] = (m["unit"], m["value"])
+    return Stat("latency", "ns", median, p20, p80), (
+        None if memory is None else _stat("memory", memory)
+    )
+
+
+def _measured_stats(measurements: Iterable[dict[str, Any]]) -> tuple[Stat | None, Stat | None]:
+    """A run without timing: latency, memory or another metric from its measurements."""
+    by_metric: dict[str, dict[str, tuple[str, float]]] = {}
+    for m in measurements:
+        by_metric.setdefault(m["metric"], {})[m["statistic"]] = (m["unit"], m["value"])
+    memory = _stat("memory", by_metric.get("memory", {}))
+    for metric in (*_METRICS, *sorted(by_metric)):
+        stat = _stat(metric, by_metric.get(metric, {}))
+        if stat is not None:
+            return stat, (None if metric == "memory" else memory)
+    return None, memory
+
+
+def _ns(measured: tuple[str, float] | None) -> float | None:
+    if measured is None or measured[0] not in _NS_PER:
+        return None
+    return measured[1] * _NS_PER[measured[0]]
+
+
+def _stat(metric: str, stats: dict[str, tuple[str, float]]) -> Stat | None:
+    if "median" not in stats:
+        return None
+    unit, median = stats["median"]
+    if metric == "latency" and unit in _NS_PER:
+        return Stat(metric, "ns", *(_ns(stats.get(q)) for q in ("median", "p20", "p80")))  # type: ignore[arg-type]
+    p20, p80 = (stats[q][1] if q in stats and stats[q][0] == unit else None for q in ("p20", "p80"))
+    return Stat(metric, unit, median, p20, p80)
+
+
+def _short(digest: str) -> str:
+    return digest.split(":", 1)[-1][:12]
+
+
+def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) -> RunSet:
+    """Read every record of the given files and folders (as ``validate`` does) into a RunSet.
+
+    JSON Lines are read line by line; each valid record keeps only its compact form.
+    Invalid records are checked like ``kernelindex validate`` and land in ``problems``;
+    valid protocol and environment documents (no run) are passed over.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read.
+    """
+    result = RunSet()
+    # Parsed records hold no reference cycles, so the collector's passes over the growing
+    # set of runs find nothing and cost about 8% of reading 100,000 records; the few
+    # cycles of invalid records' errors are collected once it is back on.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _load(result, paths, stdin)
+    finally:
+        if collecting:
+            gc.enable()
+    return result
+
+
+def _load(result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None) -> None:
+    # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
+    for document in documents.iter_documents(paths, stdin=stdin):
+        value, text, problems = _jsontext.parse(document.text)
+        if not problems:
+            problems = list(validation.iter_value_problems(value, text=text))
+        if not problems and not _is_run(value):
+            # A valid protocol or environment document: nothing to compare, not an error.
+            continue
+        if problems:
+            result.invalid += 1
+            offset = document.line - 1
+            for problem in problems:
+                if problem.line is not None and offset:
+                    problem = attrs.evolve(problem, line=problem.line + offset)  # noqa: PLW2901
+                result.problems.append(FileProblem(source=document.source, problem=problem))
+            continue
+        result.add(value, f"{document.source}:{document.line}")
+
+
+def _is_run(value: dict[str, Any]) -> bool:
+    return "run" in value or value.get("kind") == "BenchmarkRun"
+
+
+def run_set(records: Iterable[Any] | RunSet) -> RunSet:
+    """A RunSet from records given as models or JSON values (bundles or runs).
+
+    Protocol and environment documents are passed over.
+
+    Raises:
+        SchemaValidationError: when a record is invalid (its position is the source).
+    """
+    if isinstance(records, RunSet):
+        return records
+    result = RunSet()
+    for index, record in enumerate(records):
+        value = record if isinstance(record, dict) else dump(record)
+        problems = validation.validate(value)
+        if problems:
+            raise SchemaValidationError(problems=problems, source=f"record {index}")
+        if _is_run(value):
+            result.add(value, f"record {index}")
+    return result

@@ -1,0 +1,64 @@
+"""Numbers and tables as people read them: values with units, aligned text and Markdown."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["markdown_table", "quantity", "spread", "text_table", "time_unit"]
+
+#: Time units from the largest, with nanoseconds per unit.
+_TIME_UNITS: Final = (("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0))
+
+
+def _digits(value: float) -> str:
+    """Four significant digits, fixed point (2.290, 37.44, 128.3, 5921)."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(0, 3 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def time_unit(ns: float) -> tuple[str, float]:
+    """The time unit that shows ``ns`` nanoseconds best, and nanoseconds per that unit."""
+    for name, scale in _TIME_UNITS:
+        if abs(ns) >= scale:
+            return name, scale
+    return "ns", 1.0
+
+
+def quantity(value: float, unit: str, scale: tuple[str, float] | None = None) -> str:
+    """``2.290 ms`` for 2290080 ns; other units keep their own (``6526 MiB``)."""
+    if unit == "ns":
+        name, factor = scale or time_unit(value)
+        return f"{_digits(value / factor)} {name}"
+    return f"{_digits(value)} {unit}"
+
+
+def spread(median: float, low: float | None, high: float | None, unit: str) -> str:
+    """``2.290 ms (2.288-2.291)``: the median with its p20-p80 in the same unit."""
+    scale = time_unit(median) if unit == "ns" else ("", 1.0)
+    text = quantity(median, unit, scale if unit == "ns" else None)
+    if low is None or high is None:
+        return text
+    return f"{text} ({_digits(low / scale[1])}-{_digits(high / scale[1])})"
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, two spaces apart; numbers stay left-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A GitHub-flavoured Markdown table; pipes inside cells are escaped."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(header), line(["---"] * len(header)), *map(line, rows)])

@@ -1,0 +1,499 @@
+"""Pair runs of two inputs by their digests; ratios, significance and the regression gate.
+
+Two runs may be compared when they computed the same workload under the same protocol
+in the same environment: their workload, protocol and environment digests agree. What
+computed it (the implementation) is what a comparison is about, so it is not part of
+the key: it pairs the runs of one key when a side has several. See docs/compare.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from fractions import Fraction
+from typing import Any, Final
+
+import attrs
+
+from ._compare_render import FORMATS, as_json, render
+from ._messages import short_repr
+from ._runs import Run, RunSet, Stat, load_runs, run_set
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "FORMATS",
+    "Comparison",
+    "Pair",
+    "Run",
+    "RunSet",
+    "Stat",
+    "as_json",
+    "compare",
+    "environment_label",
+    "field_differences",
+    "is_significant",
+    "load_runs",
+    "render",
+    "workload_label",
+]
+
+#: A change smaller than this fraction of the base median is never significant.
+DEFAULT_THRESHOLD: Final = 0.05
+#: How many differing fields an unpaired reason names, and how many candidates it tries.
+_MAX_FIELDS: Final = 3
+_MAX_CANDIDATES: Final = 32
+_DIGEST_NAMES: Final = {
+    "workload": "workload_digest",
+    "protocol": "protocol_digest",
+    "environment": "environment_digest",
+}
+
+
+def _exact(x: float) -> Fraction:
+    # Decimal text of a float: a 5% threshold is exactly 1/20, so the edge is where it reads.
+    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
+
+def _beyond(base: float, new: float, fraction: float) -> bool:
+    """``|new - base| > fraction * base``, exact at the edge (5% of 100 is 5, not 5.000001)."""
+    diff, edge = abs(new - base), fraction * base
+    # Floats decide unless the two sides are within rounding of each other.
+    if abs(diff - edge) > 1e-9 * max(abs(base), abs(new), 1.0):
+        return diff > edge
+    return abs(_exact(new) - _exact(base)) > _exact(fraction) * _exact(base)
+
+
+def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) -> bool:
+    """Whether NEW differs from BASE by the rule of ``kernelindex compare``.
+
+    Significant when both hold: the medians differ by more than ``threshold`` of the
+    base median (exactly: ``|new - base| > threshold * base``), and the p20-p80
+    intervals do not overlap (intervals that touch overlap). A run without p20 or p80
+    counts as the single point of its median, as a single-sample run (p20 = p80) is.
+
+    Args:
+        base: The base run's statistic.
+        new: The new run's statistic (same metric and unit).
+        threshold: The smallest relative change that counts, as a fraction (0.05 = 5%).
+
+    Returns:
+        True when the change is significant by both tests.
+    """
+    if not _beyond(base.median, new.median, threshold):
+        return False
+    return bool(base.high < new.low or new.high < base.low)
+
+
+@attrs.frozen
+class Pair:
+    """One row of a comparison: two paired runs, or one run that found no partner.
+
+    Attributes:
+        base: The BASE run (None for a run only in NEW).
+        new: The NEW run (None for a run only in BASE).
+        ratio: NEW median / BASE median; None unless both runs have a value.
+        significant: Whether the change passes :func:`is_significant`.
+        notes: Facts a reader needs (``latest of 3 BASE runs``, ``protocols differ``).
+        reason: Why a run could not be paired (None for a pair).
+    """
+
+    base: Run | None
+    new: Run | None
+    ratio: float | None = None
+    significant: bool = False
+    notes: tuple[str, ...] = ()
+    reason: str | None = None
+
+    @property
+    def paired(self) -> bool:
+        """Whether both sides are present."""
+        return self.base is not None and self.new is not None
+
+    @property
+    def failed(self) -> bool:
+        """Whether a side of the pair failed (it then has no numbers)."""
+        return any(r is not None and r.status == "failed" for r in (self.base, self.new))
+
+    @property
+    def run(self) -> Run:
+        """The run of a one-sided row (BASE when both are present)."""
+        run = self.base if self.base is not None else self.new
+        if run is None:  # pragma: no cover - a Pair always has a side
+            raise ValueError("a pair without runs")
+        return run
+
+    def slower_than(self, fraction: float) -> bool:
+        """Whether NEW is significantly worse (larger) than BASE by more than ``fraction``."""
+        if not self.significant or self.ratio is None or self.base is None or self.new is None:
+            return False
+        b, n = self.base.value, self.new.value
+        if b is None or n is None:  # pragma: no cover - a ratio implies values
+            return False
+        return n.median > b.median and _beyond(b.median, n.median, fraction)
+
+
+@attrs.frozen
+class Comparison:
+    """The result of :func:`compare`.
+
+    Attributes:
+        pairs: Paired rows (failed ones included), in BASE's input order.
+        unpaired: Runs that found no partner, each with its reason.
+        threshold: The threshold the significance used, as a fraction.
+        varying: Parameter names whose values differ between rows (for labels).
+        base: The BASE runs, with the invalid records in ``base.problems``.
+        new: The NEW runs, likewise.
+        several_environments: Whether the rows come from more than one environment.
+    """
+
+    pairs: list[Pair]
+    unpaired: list[Pair]
+    threshold: float
+    varying: tuple[str, ...]
+    base: RunSet
+    new: RunSet
+    several_environments: bool = False
+
+    def geomeans(self) -> dict[str, float]:
+        """Geometric mean of the ratios, per metric (latency, memory), over pairs with one."""
+        logs: dict[str, list[float]] = {}
+        for pair in self.pairs:
+            if pair.ratio is not None and pair.ratio > 0:
+                logs.setdefault(pair.run.metric, []).append(math.log(pair.ratio))
+        return {m: math.exp(math.fsum(v) / len(v)) for m, v in logs.items()}
+
+    def regressions(self, percent: float) -> list[Pair]:
+        """Significant pairs whose NEW is slower (larger) than BASE by more than ``percent``%."""
+        return [p for p in self.pairs if p.slower_than(percent / 100)]
+
+    def label(self, run: Run) -> str:
+        """The run's workload, readable: operation, pass and the parameters that vary.
+
+        When the rows come from more than one environment, the run's GPU (or its
+        environment digest) follows an ``@``.
+        """
+        text = workload_label(run, self.varying)
+        if not self.several_environments:
+            return text
+        return f"{text} @ {environment_label(run, self.base, self.new)}"
+
+
+def _sides(pair: Pair) -> Iterator[Run]:
+    yield from (r for r in (pair.base, pair.new) if r is not None)
+
+
+def environment_label(run: Run, *sets: RunSet) -> str:
+    """The run's GPU (``hardware.product``) when an environment object is known, else a digest."""
+    for s in sets:
+        spec = s.objects.get(run.environment_digest)
+        if isinstance(spec, dict):
+            product = spec.get("hardware", {}).get("product")
+            if product:
+                return str(product)
+    return _short(run.environment_digest)
+
+
+def workload_label(run: Run, names: Iterable[str] | None = None) -> str:
+    """``operation pass name=value ...`` for the given parameter names (all when None)."""
+    w = run.workload
+    if w is None:
+        return f"workload {run.workload_digest.split(':', 1)[-1][:12]}"
+    wanted = None if names is None else set(names)
+    params = [f"{k}={v}" for k, v in w.parameters if wanted is None or k in wanted]
+    return " ".join([w.operation, w.pass_, *params])
+
+
+def _key(run: Run, across_environments: bool, across_protocols: bool) -> tuple[str, ...]:
+    key = [run.metric, run.workload_digest]
+    if not across_protocols:
+        key.append(run.protocol_digest)
+        # Across protocols implies across environments: the pair is on the workload alone.
+        if not across_environments:
+            key.append(run.environment_digest)
+    return tuple(key)
+
+
+def _group(
+    runs: Iterable[Run], keyed: Any, provider: str | None
+) -> dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]]:
+    groups: dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]] = {}
+    for run in runs:
+        if provider is not None and run.provider != provider:
+            continue
+        groups.setdefault(keyed(run), {}).setdefault(run.implementation_key, []).append(run)
+    return groups
+
+
+def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
+    run = max(runs, key=lambda r: r.observed_at)
+    if len(runs) == 1:
+        return run, ()
+    return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
+
+
+def compare(
+    base: Iterable[Any] | RunSet,
+    new: Iterable[Any] | RunSet,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    across_environments: bool = False,
+    across_protocols: bool = False,
+    base_provider: str | None = None,
+    new_provider: str | None = None,
+) -> Comparison:
+    """Pair the runs of BASE and NEW and compute each pair's ratio and significance.
+
+    Runs pair when they share metric, workload, protocol and environment digests.
+    Where a side has several runs at one key, they pair by implementation (provider
+    and entry point); where it has several of one implementation, the latest
+    ``observedAt`` stands for them and the row says so.
+
+    Args:
+        base: Records (models or JSON values) or a RunSet from ``load_runs``.
+        new: Likewise.
+        threshold: The smallest relative change that can be significant (0.05 = 5%).
+        across_environments: Pair on workload and protocol only (GPU against GPU).
+        across_protocols: Pair on workload only; rows whose protocols differ say so.
+        base_provider: Keep only BASE runs of this provider (torch against liger in one file).
+        new_provider: Keep only NEW runs of this provider.
+
+    Returns:
+        The pairs, the unpaired runs with reasons, and the parameters that vary.
+
+    Raises:
+        SchemaValidationError: when a record given as a model or JSON value is invalid.
+        ValueError: when ``threshold`` is negative.
+    """
+    if threshold < 0:
+        raise ValueError(f"threshold: expected a fraction >= 0, got {threshold!r}")
+    base_set, new_set = run_set(base), run_set(new)
+
+    def keyed(run: Run) -> tuple[str, ...]:
+        return _key(run, across_environments, across_protocols)
+
+    base_groups = _group(base_set.runs, keyed, base_provider)
+    new_groups = _group(new_set.runs, keyed, new_provider)
+    diagnose = _Diagnosis(
+        base_set,
+        new_set,
+        [r for runs in base_groups.values() for rs in runs.values() for r in rs],
+        [r for runs in new_groups.values() for rs in runs.values() for r in rs],
+        across_environments=across_environments,
+        across_protocols=across_protocols,
+        providers={"BASE": base_provider, "NEW": new_provider},
+    )
+    pairs: list[Pair] = []
+    unpaired: list[Pair] = []
+    for key, base_impls in base_groups.items():
+        new_impls = new_groups.get(key)
+        if new_impls is None:
+            for runs in base_impls.values():
+                run, notes = _latest(runs, "BASE")
+                unpaired.append(Pair(run, None, notes=notes, reason=diagnose.base_only(run)))
+            continue
+        if len(base_impls) == 1 and len(new_impls) == 1:
+            matches = [(next(iter(base_impls.values())), next(iter(new_impls.values())))]
+        else:
+            matches = [(runs, new_impls[i]) for i, runs in base_impls.items() if i in new_impls]
+            unpaired.extend(_missing_implementations(base_impls, new_impls))
+        pairs.extend(_pair(base_runs, new_runs, threshold) for base_runs, new_runs in matches)
+    for key, new_impls in new_groups.items():
+        if key in base_groups:
+            continue
+        for runs in new_impls.values():
+            run, notes = _latest(runs, "NEW")
+            unpaired.append(Pair(None, run, notes=notes, reason=diagnose.new_only(run)))
+    rows = [r for p in (*pairs, *unpaired) for r in _sides(p)]
+    return Comparison(
+        pairs=pairs,
+        unpaired=unpaired,
+        threshold=threshold,
+        varying=_varying(rows),
+        base=base_set,
+        new=new_set,
+        several_environments=len({r.environment_digest for r in rows}) > 1,
+    )
+
+
+def _missing_implementations(
+    base_impls: dict[tuple[str, ...], list[Run]], new_impls: dict[tuple[str, ...], list[Run]]
+) -> Iterator[Pair]:
+    """The runs at one key whose implementation the other side lacks."""
+    for side, mine, theirs in (("BASE", base_impls, new_impls), ("NEW", new_impls, base_impls)):
+        other = "NEW" if side == "BASE" else "BASE"
+        others = ", ".join(sorted({runs[0].implementation for runs in theirs.values()}))
+        for impl, runs in mine.items():
+            if impl in theirs:
+                continue
+            run, notes = _latest(runs, side)
+            reason = (
+                f"no {run.implementation} run in {other} at this workload ({other} has {others})"
+            )
+            row = Pair(run, None) if side == "BASE" else Pair(None, run)
+            yield attrs.evolve(row, notes=notes, reason=reason)
+
+
+def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
+    b, base_notes = _latest(base_runs, "BASE")
+    n, new_notes = _latest(new_runs, "NEW")
+    notes = base_notes + new_notes
+    if b.protocol_digest != n.protocol_digest:
+        notes += ("protocols differ",)
+    if b.environment_digest != n.environment_digest:
+        notes += ("environments differ",)
+    bv, nv = b.value, n.value
+    if bv is None or nv is None:
+        return Pair(b, n, notes=notes)
+    if bv.unit != nv.unit:
+        return Pair(b, n, notes=(*notes, f"units differ: {bv.unit!r} vs {nv.unit!r}"))
+    ratio = nv.median / bv.median if bv.median > 0 else None
+    significant = ratio is not None and is_significant(bv, nv, threshold)
+    return Pair(b, n, ratio=ratio, significant=significant, notes=notes)
+
+
+def _varying(runs: list[Run]) -> tuple[str, ...]:
+    seen: dict[str, set[str]] = {}
+    workloads = {r.workload for r in runs if r.workload is not None}
+    for w in workloads:
+        for k, v in w.parameters:
+            seen.setdefault(k, set()).add(repr(v))
+    if len(workloads) <= 1:
+        return tuple(sorted(seen))
+    return tuple(
+        sorted(
+            k
+            for k, values in seen.items()
+            if len(values) > 1 or any(w.parameter(k) is None for w in workloads)
+        )
+    )
+
+
+def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict) and value:
+        for k in sorted(value):
+            yield from _flatten(value[k], f"{prefix}.{k}" if prefix else k)
+    else:
+        yield prefix, value
+
+
+_ABSENT: Final = object()
+
+
+def field_differences(a: Any, b: Any, limit: int = _MAX_FIELDS) -> list[str]:
+    """``path a vs b`` for each field where two JSON objects differ (at most ``limit``)."""
+    fa, fb = dict(_flatten(a)), dict(_flatten(b))
+    out = []
+    for path in sorted(fa.keys() | fb.keys()):
+        va, vb = fa.get(path, _ABSENT), fb.get(path, _ABSENT)
+        if va != vb or type(va) is not type(vb):
+            shown = ["absent" if v is _ABSENT else short_repr(v) for v in (va, vb)]
+            out.append(f"{path} {shown[0]} vs {shown[1]}")
+    if len(out) > limit:
+        out = [*out[:limit], f"and {len(out) - limit} more"]
+    return out
+
+
+class _Diagnosis:
+    """Why a run found no partner: the nearest run of the other side, and what differs."""
+
+    def __init__(
+        self,
+        base: RunSet,
+        new: RunSet,
+        base_runs: list[Run],
+        new_runs: list[Run],
+        *,
+        across_environments: bool,
+        across_protocols: bool,
+        providers: dict[str, str | None],
+    ) -> None:
+        self._providers = providers
+        # Objects come from the whole sets; candidates only from the runs kept for pairing.
+        self._sets = {"BASE": base, "NEW": new}
+        self._fields = ["workload"]
+        if not across_protocols:
+            self._fields.append("protocol")
+        if not across_environments:
+            self._fields.append("environment")
+        self._kept = {"BASE": base_runs, "NEW": new_runs}
+        self._indexes: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self._cache: dict[tuple[str, str, str], list[str]] = {}
+
+    def base_only(self, run: Run) -> str:
+        return self._reason(run, "BASE", "NEW")
+
+    def new_only(self, run: Run) -> str:
+        return self._reason(run, "NEW", "BASE")
+
+    def _reason(self, run: Run, side: str, other: str) -> str:
+        if self._indexes is None:
+            # Built on the first unpaired run: a comparison where all pair never pays for it.
+            self._indexes = (
+                {side: _index(runs, _by_workload) for side, runs in self._kept.items()},
+                {side: _index(runs, _by_family) for side, runs in self._kept.items()},
+            )
+        by_workload, by_family = self._indexes
+        candidates = by_workload[other].get(_by_workload(run))
+        if not candidates:
+            candidates = by_family[other].get(_by_family(run), [])[:_MAX_CANDIDATES]
+        if not candidates:
+            what = (
+                "workload"
+                if run.workload is None
+                else f"{run.workload.operation} {run.workload.pass_} {run.metric}"
+            )
+            provider = self._providers[other]
+            of = "" if provider is None else f" of provider {provider!r}"
+            return f"no {what} run{of} in {other}"
+        best = min(candidates, key=lambda c: self._distance(run, c, side))
+        return "; ".join(self._differences(run, best, side))
+
+    def _distance(self, run: Run, candidate: Run, side: str) -> int:
+        return sum(len(self._difference(f, run, candidate, side)) for f in self._fields)
+
+    def _differences(self, run: Run, candidate: Run, side: str) -> list[str]:
+        out = []
+        for field in self._fields:
+            diff = self._difference(field, run, candidate, side)
+            if diff:
+                out.append(f"{field}: {', '.join(diff)}")
+        return out or ["no partner"]
+
+    def _difference(self, field: str, run: Run, candidate: Run, side: str) -> list[str]:
+        attr = _DIGEST_NAMES[field]
+        mine, theirs = getattr(run, attr), getattr(candidate, attr)
+        if mine == theirs:
+            return []
+        base_digest, new_digest = (mine, theirs) if side == "BASE" else (theirs, mine)
+        key = (field, base_digest, new_digest)
+        found = self._cache.get(key)
+        if found is None:
+            base_obj = self._sets["BASE"].objects.get(base_digest)
+            new_obj = self._sets["NEW"].objects.get(new_digest)
+            digests = f"digest {_short(base_digest)} vs {_short(new_digest)}"
+            if base_obj is None or new_obj is None:
+                found = [f"{digests} (objects absent)"]
+            else:
+                found = field_differences(base_obj, new_obj) or [digests]
+            self._cache[key] = found
+        return found
+
+
+def _short(digest: str) -> str:
+    return digest.split(":", 1)[-1][:12]
+
+
+def _by_workload(run: Run) -> tuple[str, ...]:
+    return (run.metric, run.workload_digest)
+
+
+def _by_family(run: Run) -> tuple[str, ...]:
+    w = run.workload
+    return (run.metric, "") if w is None else (run.metric, w.operation, w.pass_)
+
+
+def _index(runs: Iterable[Run], key: Any) -> dict[tuple[str, ...], list[Run]]:
+    out: dict[tuple[str, ...], list[Run]] = {}
+    for run in runs:
+        out.setdefault(key(run), []).append(run)
+    return out

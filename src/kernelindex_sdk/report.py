@@ -1,0 +1,294 @@
+"""Runs grouped into workload families and shown as tables; plots behind the ``[plot]`` extra.
+
+A family is one operation and pass, every workload parameter but one fixed, on one
+environment under one protocol, measuring one metric: the free parameter (the swept
+``x``) is the one that varies, or the one the caller names. Each family is a table of
+medians, one column per implementation, with each implementation's speedup against
+the first one seen. See docs/compare.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+
+from ._runs import Run, RunSet, Stat, run_set
+from ._tables import markdown_table, spread, text_table
+from .compare import environment_label
+from .errors import InputError
+
+__all__ = [
+    "FORMATS",
+    "Family",
+    "families",
+    "plot",
+    "render",
+    "summary_text",
+]
+
+FORMATS: Final = ("text", "markdown")
+
+
+@attrs.frozen
+class Family:
+    """Runs of one workload family: one line per implementation against ``x``.
+
+    Attributes:
+        operation: The workload's operation (or a short workload digest without one).
+        pass_: The timed pass.
+        metric: ``latency``, ``memory`` or another measured metric.
+        unit: The unit of the values (``ns`` for latency).
+        x: The swept parameter, or None when nothing varies.
+        fixed: The other parameters, with their values.
+        environment: The GPU (``hardware.product``) or a short environment digest.
+        protocol_digest: The protocol the runs followed.
+        implementations: Implementation names, in the order first seen.
+        points: ``(x value, implementation) -> run`` (the latest run where several).
+        bytes_moved: ``x value -> bytesMoved`` where the workload declares it.
+    """
+
+    operation: str
+    pass_: str
+    metric: str
+    unit: str
+    x: str | None
+    fixed: tuple[tuple[str, Any], ...]
+    environment: str
+    environment_digest: str
+    protocol_digest: str
+    implementations: tuple[str, ...]
+    points: dict[tuple[Any, str], Run]
+    bytes_moved: dict[Any, int]
+
+    @property
+    def x_values(self) -> list[Any]:
+        """The swept values, sorted (numbers numerically, others as text)."""
+        return _sorted_values({x for x, _ in self.points})
+
+    @property
+    def title(self) -> str:
+        """``jsd forward · dtype=fp32 vocab=128256 · NVIDIA H200``."""
+        fixed = " ".join(f"{k}={v}" for k, v in self.fixed)
+        return " · ".join(
+            p for p in (f"{self.operation} {self.pass_}", fixed, self.environment) if p
+        )
+
+    def stat(self, x: Any, implementation: str) -> Stat | None:
+        """The value of one point, or None when it did not run or failed."""
+        run = self.points.get((x, implementation))
+        return None if run is None else run.value
+
+
+def _sorted_values(values: Iterable[Any]) -> list[Any]:
+    def key(v: Any) -> tuple[int, float, str]:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return (0, float(v), "")
+        return (1, 0.0, str(v))
+
+    return sorted(values, key=key)
+
+
+def _choose_x(runs: list[Run], x: str | None) -> str | None:
+    values: dict[str, set[str]] = {}
+    for run in runs:
+        if run.workload is not None:
+            for k, v in run.workload.parameters:
+                values.setdefault(k, set()).add(repr(v))
+    if x is not None:
+        return x if x in values else None
+    varying = [k for k, v in values.items() if len(v) > 1]
+    if not varying:
+        return None
+
+    def numeric(name: str) -> bool:
+        return all(
+            isinstance(r.workload.parameter(name), (int, float))
+            for r in runs
+            if r.workload is not None
+        )
+
+    # The parameter with the most values is the sweep; the rest split it into families.
+    return max(sorted(varying), key=lambda k: (len(values[k]), numeric(k)))
+
+
+def _names(runs: list[Run]) -> dict[tuple[str, ...], str]:
+    """A readable name per implementation; the entry point only where providers collide."""
+    keys: dict[tuple[str, ...], Run] = {}
+    for run in runs:
+        keys.setdefault(run.implementation_key, run)
+    providers = [r.implementation for r in keys.values()]
+    return {
+        key: run.implementation
+        if providers.count(run.implementation) == 1
+        else f"{run.implementation} ({run.entry_point or run.implementation_digest[7:19]})"
+        for key, run in keys.items()
+    }
+
+
+def families(records: Iterable[Any] | RunSet, *, x: str | None = None) -> list[Family]:
+    """Group runs into workload families, in the order their runs first appear.
+
+    Args:
+        records: Records (models or JSON values) or a RunSet from ``load_runs``.
+        x: The parameter to sweep; by default, per group, the varying parameter with
+            the most values.
+
+    Returns:
+        The families; a failed run is a point without a value.
+
+    Raises:
+        InputError: when ``x`` names a parameter no run has.
+        SchemaValidationError: when a record given as a model or JSON value is invalid.
+    """
+    runs = run_set(records)
+    groups: dict[tuple[Any, ...], list[Run]] = {}
+    for run in _with_memory(runs.runs):
+        w = run.workload
+        what = (run.workload_digest,) if w is None else (w.operation, w.pass_)
+        key = (run.metric, *what, run.environment_digest, run.protocol_digest)
+        groups.setdefault(key, []).append(run)
+    out: list[Family] = []
+    for members in groups.values():
+        swept = _choose_x(members, x)
+        out.extend(_split(members, swept, runs))
+    if x is not None and not any(f.x == x for f in out):
+        known = sorted({k for r in runs.runs if r.workload for k, _ in r.workload.parameters})
+        raise InputError(
+            source="--x", reason=f"no run has parameter {x!r}; parameters: {', '.join(known)}"
+        )
+    return out
+
+
+def _with_memory(runs: list[Run]) -> Iterator[Run]:
+    """Each run, then a memory run for each latency run that also measured its memory."""
+    for run in runs:
+        yield run
+        if run.memory is not None and run.value is not None:
+            yield run._replace(value=run.memory, memory=None)
+
+
+def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:
+    by_fixed: dict[tuple[tuple[str, Any], ...], list[Run]] = {}
+    for run in members:
+        params = () if run.workload is None else run.workload.parameters
+        fixed = tuple((k, v) for k, v in params if k != swept)
+        by_fixed.setdefault(fixed, []).append(run)
+    out = []
+    for fixed, group in by_fixed.items():
+        names = _names(group)
+        points: dict[tuple[Any, str], Run] = {}
+        moved: dict[Any, int] = {}
+        for run in group:
+            xv = None if swept is None or run.workload is None else run.workload.parameter(swept)
+            point = (xv, names[run.implementation_key])
+            if point not in points or points[point].observed_at < run.observed_at:
+                points[point] = run
+            if run.workload is not None and run.workload.bytes_moved is not None:
+                moved[xv] = run.workload.bytes_moved
+        first = group[0]
+        unit = next((r.value.unit for r in group if r.value is not None), "ns")
+        out.append(
+            Family(
+                operation=first.workload.operation if first.workload else "workload",
+                pass_=first.workload.pass_ if first.workload else first.workload_digest[7:19],
+                metric=first.metric,
+                unit=unit,
+                x=swept,
+                fixed=fixed,
+                environment=environment_label(first, runs),
+                environment_digest=first.environment_digest,
+                protocol_digest=first.protocol_digest,
+                implementations=tuple(dict.fromkeys(names[r.implementation_key] for r in group)),
+                points=points,
+                bytes_moved=moved,
+            )
+        )
+    return out
+
+
+def _cell(family: Family, x: Any, name: str) -> str:
+    run = family.points.get((x, name))
+    if run is None:
+        return "-"
+    if run.status == "failed":
+        return "failed"
+    v = run.value
+    return "no value" if v is None else spread(v.median, v.p20, v.p80, v.unit)
+
+
+def _relative(family: Family, x: Any, name: str) -> str:
+    """Speedup (first / this) for time; this / first for other metrics, such as memory."""
+    first, this = family.stat(x, family.implementations[0]), family.stat(x, name)
+    if first is None or this is None or first.median <= 0 or this.median <= 0:
+        return "-"
+    if family.unit == "ns":
+        return f"{first.median / this.median:.2f}x"
+    return f"{this.median / first.median:.2f}x"
+
+
+def table_rows(family: Family) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a family's table."""
+    first, others = family.implementations[0], family.implementations[1:]
+    word = "speedup" if family.unit == "ns" else family.metric
+    header = [family.x or "point", *family.implementations]
+    header += [f"{word} {name} vs {first}" for name in others]
+    rows = []
+    for x in family.x_values:
+        row = ["-" if x is None else str(x)]
+        row += [_cell(family, x, name) for name in family.implementations]
+        row += [_relative(family, x, name) for name in others]
+        rows.append(row)
+    return header, rows
+
+
+def render(found: list[Family], fmt: str = "text") -> str:
+    """Every family as a titled table, text or Markdown, ending with a newline.
+
+    Raises:
+        ValueError: for an unknown format.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    parts = []
+    for family in found:
+        header, rows = table_rows(family)
+        title = f"{family.title} · {family.metric}"
+        if fmt == "markdown":
+            parts.append(f"### {title}\n\n{markdown_table(header, rows)}")
+        else:
+            parts.append(f"{title}\n{text_table(header, rows)}")
+    if not parts:
+        return "no runs\n"
+    note = (
+        "medians with p20-p80; speedup = first implementation's median / this one's"
+        " (above 1 is faster); for memory, this one's / the first's"
+    )
+    parts.append(f"_{note}_" if fmt == "markdown" else note)
+    return "\n\n".join(parts) + "\n"
+
+
+def summary_text(records: Iterable[Any] | RunSet, *, x: str | None = None) -> str:
+    """The text tables of the points that ran: medians per implementation and speedups.
+
+    For the end of a benchmark run (``kernelindex bench jsd`` prints it on stderr).
+
+    Args:
+        records: The records just made (models or JSON values) or a RunSet.
+        x: The swept parameter; by default the one that varies most.
+    """
+    return render(families(records, x=x), "text")
+
+
+def plot(found: list[Family], path: str | Path) -> None:
+    """Draw the families into one PNG or SVG file (small multiples, one row per family).
+
+    Raises:
+        MissingDependencyError: when matplotlib (the ``[plot]`` extra) is not installed.
+        InputError: when the suffix is not .png or .svg, or the file cannot be written.
+    """
+    from . import _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
+
+    _plot.save(_plot.figure(found), path)

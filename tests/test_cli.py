@@ -191,6 +191,34 @@ def test_bench_on_the_cpu_twice_gives_valid_records_with_the_same_digests(tmp_pa
         assert a["run"]["metadata"]["name"] != b["run"]["metadata"]["name"]
 
 
+def test_bench_ends_with_the_summary_table_on_stderr(tmp_path: Path) -> None:
+    """The main job shows its answer: medians per implementation and the speedup against
+    the first, computed from the records it wrote; --no-summary turns it off."""
+    out = tmp_path / "runs.jsonl"
+    argv = ("bench", "jsd", "--tokens", "4", "--vocab", "64", "--no-progress", "-o", str(out))
+    status, stdout, err = run(*argv)
+    assert (status, stdout) == (0, "")
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    medians = {
+        r["run"]["spec"]["implementation"]["provider"]: r["run"]["spec"]["timing"]["latencyNs"][
+            "median"
+        ]
+        for r in records
+    }
+    assert set(medians) == {"torch", "triton"}
+    lines = err.splitlines()
+    header = next(i for i, line in enumerate(lines) if "speedup triton vs torch" in line)
+    row = lines[header + 1]
+    speedup = medians["torch"] / medians["triton"]
+    expected = f"{speedup:.2f}x" if speedup >= 0.1 else f"{speedup:.3g}x"
+    assert row.split()[-1] == expected
+
+    out.unlink()
+    status, _, err = run(*argv, "--no-summary")
+    assert status == 0
+    assert "speedup" not in err
+
+
 def test_bench_refuses_unknown_implementations(tmp_path: Path) -> None:
     status, _, err = run("bench", "jsd", "--impl", "cuda-magic", "-o", str(tmp_path / "x"))
     assert status == 2

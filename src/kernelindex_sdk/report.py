@@ -224,9 +224,9 @@ def _relative(family: Family, x: Any, name: str) -> str:
     first, this = family.stat(x, family.implementations[0]), family.stat(x, name)
     if first is None or this is None or first.median <= 0 or this.median <= 0:
         return "-"
-    if family.unit == "ns":
-        return f"{first.median / this.median:.2f}x"
-    return f"{this.median / first.median:.2f}x"
+    ratio = first.median / this.median if family.unit == "ns" else this.median / first.median
+    # Small ratios keep three significant digits (0.00154x, not 0.00x).
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.3g}x"
 
 
 def table_rows(family: Family) -> tuple[list[str], list[list[str]]]:

@@ -66,6 +66,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_out(jsd)
     jsd.add_argument("--no-progress", action="store_true", help="no progress bar")
+    jsd.add_argument(
+        "--no-summary",
+        action="store_true",
+        help="no table of medians and speedups on stderr at the end",
+    )
     jsd.set_defaults(run=_cmd_bench_jsd)
 
 
@@ -104,6 +109,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     from tqdm import tqdm
 
     failed = 0
+    made: list[RecordBundle] = []
     total = len(part.chosen)
     with (
         JSONLinesWriter(part.out, stream=io.stdout) as out,
@@ -113,6 +119,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         def write(record: RecordBundle) -> None:
             nonlocal failed
             out.write(record)
+            made.append(record)
             spec = record.run.spec
             failed += spec.status == "failed"
             median = spec.timing.latency_ns.median if spec.timing else None
@@ -121,6 +128,11 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             progress.update()
 
         part.run(write)
+    if made and not args.no_summary:
+        from ..report import summary_text
+
+        # stderr: standard output may carry the records themselves.
+        print(summary_text(made), file=io.stderr, end="")
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK

@@ -54,6 +54,10 @@ API_PAGES = {
     "kernelindex_sdk.importers.liger": "importers-liger",
     "kernelindex_sdk.reference_kernels.harness": "harness",
     "kernelindex_sdk.reference_kernels.jsd": "jsd",
+    "kernelindex_sdk.reference_kernels.launch": "launch",
+    "kernelindex_sdk.reference_kernels.workers": "workers",
+    "kernelindex_sdk.merge": "merge",
+    "kernelindex_sdk.sharding": "sharding",
 }
 
 sys.path.insert(0, str(HOOKS))

@@ -34,13 +34,22 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 HOOKS = DOCS / "hooks"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if HOOKS not in p.parents)
-SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"$', re.MULTILINE)
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<section>\w+))?"$', re.MULTILINE)
+
+
+def _include(match: re.Match[str]) -> str:
+    """One snippet include: the whole file, or the named section between its markers."""
+    text = (ROOT / match["path"]).read_text("utf-8")
+    if match["section"] is None:
+        return text
+    start = text.index(f"--8<-- [start:{match['section']}]")
+    end = text.index(f"--8<-- [end:{match['section']}]")
+    return text[text.index("\n", start) + 1 : text.rindex("\n", 0, end) + 1]
 
 
 def _source(page: Path) -> str:
     """The page as mkdocs renders it: pymdownx.snippets includes pasted in."""
-    text = page.read_text("utf-8")
-    return SNIPPET.sub(lambda m: (ROOT / m["path"]).read_text("utf-8"), text)
+    return SNIPPET.sub(_include, page.read_text("utf-8"))
 
 
 ALL_BLOCKS = [block for page in PAGES for block in blocks(_source(page), page)]

@@ -417,3 +417,14 @@ def test_every_page_is_in_the_navigation(site: Path) -> None:
     for path in pages:
         stem = path.removesuffix(".md")
         assert ("." if stem == "index" else f"{stem}/") in nav, path
+
+
+def test_ci_builds_the_site_strictly() -> None:
+    """CI's one entry builds the site with --strict, after the tests, as a visible step."""
+    lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+    build = [i for i, line in enumerate(lines) if "mkdocs build --strict" in line]
+    tests = [i for i, line in enumerate(lines) if "-m pytest" in line]
+    assert build
+    assert tests
+    assert lines[build[0]].startswith('echo "== mkdocs build --strict"; ')
+    assert build[0] > tests[0]

@@ -51,3 +51,14 @@ def test_readme_links_are_absolute_and_name_existing_pages() -> None:
         assert re.match(r"https://", target), target
         if target.startswith(DOCS_URL):
             assert (ROOT / target.removeprefix(DOCS_URL).split("#")[0]).is_file(), target
+
+
+def test_readme_jsd_figures_come_from_the_h200_page() -> None:
+    """Every timing the README quotes is one the H200 page (the committed run) shows."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## JSD on an H200", 1)[1].split("\n## ", 1)[0]
+    figures = re.findall(r"\b\d+\.\d{3}\b", section)
+    page = (ROOT / "docs" / "jsd-forward-h200.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"\b\d+\.\d{3}\b", page))
+    assert len(figures) >= 4
+    assert set(figures) <= shown, set(figures) - shown

@@ -26,7 +26,7 @@ import referencing
 import yaml
 from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, matches
 
-from kernelindex_sdk import _semantic
+from kernelindex_sdk import _semantic, self_contained_schema
 from kernelindex_sdk._cli import _parser
 from kernelindex_sdk._schemas import load_schemas
 
@@ -393,6 +393,8 @@ def test_site_documents_every_public_name(site: Path, module: str) -> None:
 def test_self_contained_schema_validates_without_network(site: Path) -> None:
     """The downloadable schema embeds every file: validation resolves no outside $ref."""
     schema = json.loads((site / "schemas" / "kernelindex-v1alpha1.json").read_text("utf-8"))
+    # The download is the library's, as `kernelindex schema RecordBundle` prints it.
+    assert schema == self_contained_schema("RecordBundle")
 
     def refuse(uri: str) -> referencing.Resource[Any]:
         raise AssertionError(f"tried to fetch {uri}")

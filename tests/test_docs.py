@@ -26,7 +26,7 @@ import referencing
 import yaml
 from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, matches
 
-from kernelindex_sdk import _semantic
+from kernelindex_sdk import _semantic, self_contained_schema
 from kernelindex_sdk._cli import _parser
 from kernelindex_sdk._schemas import load_schemas
 
@@ -34,13 +34,22 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 HOOKS = DOCS / "hooks"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if HOOKS not in p.parents)
-SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"$', re.MULTILINE)
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::(?P<section>\w+))?"$', re.MULTILINE)
+
+
+def _include(match: re.Match[str]) -> str:
+    """One snippet include: the whole file, or the named section between its markers."""
+    text = (ROOT / match["path"]).read_text("utf-8")
+    if match["section"] is None:
+        return text
+    start = text.index(f"--8<-- [start:{match['section']}]")
+    end = text.index(f"--8<-- [end:{match['section']}]")
+    return text[text.index("\n", start) + 1 : text.rindex("\n", 0, end) + 1]
 
 
 def _source(page: Path) -> str:
     """The page as mkdocs renders it: pymdownx.snippets includes pasted in."""
-    text = page.read_text("utf-8")
-    return SNIPPET.sub(lambda m: (ROOT / m["path"]).read_text("utf-8"), text)
+    return SNIPPET.sub(_include, page.read_text("utf-8"))
 
 
 ALL_BLOCKS = [block for page in PAGES for block in blocks(_source(page), page)]
@@ -54,6 +63,10 @@ API_PAGES = {
     "kernelindex_sdk.importers.liger": "importers-liger",
     "kernelindex_sdk.reference_kernels.harness": "harness",
     "kernelindex_sdk.reference_kernels.jsd": "jsd",
+    "kernelindex_sdk.reference_kernels.launch": "launch",
+    "kernelindex_sdk.reference_kernels.workers": "workers",
+    "kernelindex_sdk.merge": "merge",
+    "kernelindex_sdk.sharding": "sharding",
 }
 
 sys.path.insert(0, str(HOOKS))
@@ -380,6 +393,8 @@ def test_site_documents_every_public_name(site: Path, module: str) -> None:
 def test_self_contained_schema_validates_without_network(site: Path) -> None:
     """The downloadable schema embeds every file: validation resolves no outside $ref."""
     schema = json.loads((site / "schemas" / "kernelindex-v1alpha1.json").read_text("utf-8"))
+    # The download is the library's, as `kernelindex schema RecordBundle` prints it.
+    assert schema == self_contained_schema("RecordBundle")
 
     def refuse(uri: str) -> referencing.Resource[Any]:
         raise AssertionError(f"tried to fetch {uri}")
@@ -404,3 +419,14 @@ def test_every_page_is_in_the_navigation(site: Path) -> None:
     for path in pages:
         stem = path.removesuffix(".md")
         assert ("." if stem == "index" else f"{stem}/") in nav, path
+
+
+def test_ci_builds_the_site_strictly() -> None:
+    """CI's one entry builds the site with --strict, after the tests, as a visible step."""
+    lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+    build = [i for i, line in enumerate(lines) if "mkdocs build --strict" in line]
+    tests = [i for i, line in enumerate(lines) if "-m pytest" in line]
+    assert build
+    assert tests
+    assert lines[build[0]].startswith('echo "== mkdocs build --strict"; ')
+    assert build[0] > tests[0]

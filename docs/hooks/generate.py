@@ -1,7 +1,8 @@
 """mkdocs hook: generate the reference pages from the code at every build.
 
 Adds to the site, without writing into docs/: one page per schema file, the schema files
-themselves and a self-contained schema to download, the semantic checks, and the
+themselves and the self-contained bundle schema to download (the library's
+``self_contained_schema``), the semantic checks, and the
 command-line reference.
 The API pages (docs/reference/api/) are mkdocstrings directives, rendered from the
 docstrings by the plugin.
@@ -27,7 +28,7 @@ import checks_reference  # noqa: E402
 import cli_reference  # noqa: E402
 import schema_reference  # noqa: E402
 
-from kernelindex_sdk import _schemas, _semantic  # noqa: E402
+from kernelindex_sdk import _schemas, _semantic, self_contained_schema  # noqa: E402
 from kernelindex_sdk._cli import _common, _parser  # noqa: E402
 
 __all__ = ["on_files"]
@@ -45,8 +46,8 @@ def generated_pages() -> dict[str, str]:
         for name in schemas
     }
     pages.update({f"schemas/v1alpha1/{name}": _json(doc) for name, doc in schemas.items()})
-    compound = schema_reference.self_contained_schema(schemas, _schemas.BASE_URI)
-    pages["schemas/kernelindex-v1alpha1.json"] = _json(compound)
+    # The download is what `kernelindex schema RecordBundle` prints: one offline file.
+    pages["schemas/kernelindex-v1alpha1.json"] = _json(self_contained_schema("RecordBundle"))
     exit_codes = {
         name: getattr(_common, name) for name in _common.__all__ if name.startswith("EXIT_")
     }

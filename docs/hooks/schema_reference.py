@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["page_path", "render_page", "self_contained_schema"]
+__all__ = ["page_path", "render_page"]
 
 # Keywords that describe structure; every other keyword on a node is a constraint.
 _STRUCTURE = frozenset(
@@ -221,32 +221,3 @@ def render_page(schema_file: str, schemas: dict[str, dict[str, Any]]) -> str:
     for name, definition in schema.get("$defs", {}).items():
         lines += _section(f"## {name} {{ #{_anchor(name)} }}", definition, schemas, schema_file)
     return "\n".join(lines)
-
-
-def self_contained_schema(
-    schemas: dict[str, dict[str, Any]], base_uri: str, root: str = "bundle.json"
-) -> dict[str, Any]:
-    """Return one compound schema document that embeds every schema file.
-
-    Draft 2020-12 resolves a ``$ref`` against the ``$id`` of the resource that holds it,
-    so each file keeps its ``$id`` inside ``$defs`` and no reference reaches the network.
-
-    Args:
-        schemas: Every schema document, keyed by file name.
-        base_uri: The folder URI the files' ``$id``s share.
-        root: The file the compound document validates (the bundle).
-
-    Returns:
-        A schema that validates what ``root`` validates, with every file embedded.
-    """
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{base_uri}kernelindex-v1alpha1.json",
-        "title": "kernelindex.dev/v1alpha1 (self-contained)",
-        "description": (
-            f"Every kernelindex.dev/v1alpha1 schema in one document; validates a {root}"
-            " document. The embedded resources keep their own $id."
-        ),
-        "$ref": root,
-        "$defs": {name: schemas[name] for name in sorted(schemas)},
-    }

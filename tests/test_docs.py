@@ -67,6 +67,8 @@ API_PAGES = {
     "kernelindex_sdk.reference_kernels.workers": "workers",
     "kernelindex_sdk.merge": "merge",
     "kernelindex_sdk.sharding": "sharding",
+    "kernelindex_sdk.compare": "compare",
+    "kernelindex_sdk.report": "report",
 }
 
 sys.path.insert(0, str(HOOKS))

@@ -6,16 +6,25 @@ forges a second problem line and a lone surrogate cannot be encoded at all.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Final
 
-__all__ = ["MAX_TOKEN", "cut_pointer", "printable", "printable_pointer"]
+__all__ = [
+    "MAX_TOKEN",
+    "cut_pointer",
+    "display_path",
+    "json_safe",
+    "printable",
+    "printable_pointer",
+]
 
 #: The most characters of one pointer token (a key) that output shows.
 MAX_TOKEN: Final = 80
 _ESCAPES: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # C0 and C1 controls, DEL, the Unicode line separators, and lone surrogates.
 _UNPRINTABLE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -58,3 +67,32 @@ def cut_pointer(pointer: str) -> str:
 def printable_pointer(pointer: str) -> str:
     """A JSON pointer for output: cut by :func:`cut_pointer`, then escaped."""
     return printable(cut_pointer(pointer))
+
+
+def display_path(name: str) -> str:
+    """A file name as text that any output can carry.
+
+    A name that is not UTF-8 reaches Python with its bytes as lone surrogates
+    (``surrogateescape``); those bytes are shown as ``\\xNN``, as a terminal would.
+
+    Args:
+        name: A path as ``str``, e.g. from ``os.listdir``.
+
+    Returns:
+        The name with every byte that is not UTF-8 written ``\\xNN``; other lone
+        surrogates are left for :func:`printable` or :func:`json_safe`.
+    """
+    try:
+        raw = os.fsencode(name)
+    except UnicodeEncodeError:
+        return name
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def json_safe(text: str) -> str:
+    """``text`` with each lone surrogate written as the six characters of its escape.
+
+    A lone surrogate has no UTF-8 form, and strict JSON parsers refuse its ``\\u``
+    escape; the visible text ``\\udcff`` is neither.
+    """
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

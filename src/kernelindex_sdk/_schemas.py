@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from ._files import write_text_atomic
+from ._files import ensure_folder, write_text_atomic
 from .errors import InputError
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
@@ -142,10 +142,7 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
     """
     folder = Path(out)
     names = schema_files_for(kind)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(source=str(folder), reason=err.strerror or str(err)) from err
+    ensure_folder(folder)
     written = []
     for name in names:
         schema = (

@@ -17,7 +17,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import IO, Any, Final
 import attrs
 
 from . import _jsontext, validation
-from ._display import cut_pointer, printable, printable_pointer
+from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
+from ._files import describe_mode, existing_kind, replace_file
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 
@@ -39,6 +39,7 @@ __all__ = [
     "NoRecordsWarning",
     "check_documents",
     "iter_documents",
+    "json_line",
     "validate_paths",
     "write_json",
 ]
@@ -85,16 +86,31 @@ class Document:
 
 @attrs.frozen
 class FileProblem:
-    """A problem of a document in a file, with the file's name and line."""
+    """A problem of a document in a file, with the file's name and line.
+
+    ``document_line`` is the line a JSON Lines document starts on: it places a problem
+    that has no line of its own (nesting too deep, say) on its line of the file.
+    """
 
     source: str
     problem: Problem
+    document_line: int | None = None
+
+    @property
+    def line(self) -> int | None:
+        """The problem's line in the file, else its document's line, else None."""
+        return self.problem.line if self.problem.line is not None else self.document_line
 
     def __str__(self) -> str:
         # One line per problem, whatever a file name, key or value holds.
         p = self.problem
-        source = printable(self.source)
-        where = f"{source}:{p.line}:{p.column}" if p.line is not None else source
+        source = printable(display_path(self.source))
+        if p.line is not None:
+            where = f"{source}:{p.line}:{p.column}"
+        elif self.document_line is not None:
+            where = f"{source}:{self.document_line}"
+        else:
+            where = source
         pointer = printable_pointer(p.pointer) or "(document)"
         return f"{where}: {pointer}: {printable(p.message, MAX_MESSAGE)} [{p.code}]"
 
@@ -102,16 +118,17 @@ class FileProblem:
         """The problem as a JSON object (``kernelindex validate --format json``).
 
         Each key in the pointer is cut to 80 characters and the message to
-        :data:`MAX_MESSAGE`. A lone surrogate (from a key, or a file name that is not
-        UTF-8) stays: write it with ``ensure_ascii=True``, or as its ``\\u`` escape.
+        :data:`MAX_MESSAGE`. No string holds a lone surrogate: a file name's bytes
+        that are not UTF-8 read ``\\xNN``, and a lone surrogate from a key reads as
+        the text of its escape (``\\ud800``), so that strict JSON parsers accept it.
         """
         p = self.problem
         return {
-            "source": self.source,
-            "pointer": cut_pointer(p.pointer),
-            "message": p.message[:MAX_MESSAGE],
+            "source": json_safe(display_path(self.source)),
+            "pointer": json_safe(cut_pointer(p.pointer)),
+            "message": json_safe(p.message[:MAX_MESSAGE]),
             "code": p.code,
-            "line": p.line,
+            "line": self.line,
             "column": p.column,
         }
 
@@ -142,13 +159,35 @@ def _search(folder: Path, on_error: OnError | None) -> list[Path]:
         _report(InputError.from_os_error(err.filename or folder, err), on_error)
 
     found = []
+    refused = False
     for root, dirs, files in os.walk(folder, onerror=walk_error, followlinks=False):
         dirs.sort()
-        for name in files:
+        for name in sorted(files):
             path = Path(root, name)
-            if path.suffix.lower() in SUFFIXES and path.is_file():
+            if path.suffix.lower() not in SUFFIXES:
+                continue
+            # A name that looks like records but cannot be read as a file is an input
+            # error, not a silent skip: a dangling symlink, a FIFO (reading it would
+            # wait for a writer), a device or a socket.
+            try:
+                info = os.stat(path)
+            except FileNotFoundError:
+                refused = True
+                _report(InputError(source=str(path), reason="dangling symbolic link"), on_error)
+                continue
+            except OSError as err:
+                refused = True
+                _report(InputError.from_os_error(path, err), on_error)
+                continue
+            if stat.S_ISREG(info.st_mode):
                 found.append(path)
-    if not found:
+            else:
+                refused = True
+                what = describe_mode(info.st_mode)
+                _report(
+                    InputError(source=str(path), reason=f"is {what}, expected a file"), on_error
+                )
+    if not found and not refused:
         warnings.warn(
             NoRecordsWarning(f"{printable(str(folder))}: no .json or .jsonl files found"),
             stacklevel=4,
@@ -270,11 +309,12 @@ def iter_documents(
 
     Folders are searched recursively for ``*.json`` and ``*.jsonl`` (in any letter
     case; symlinked folders are not entered); a folder with none gives a
-    :class:`NoRecordsWarning`. A file reached twice is read once, and so is standard
-    input. A ``.jsonl`` file holds one document per line; lines of JSON whitespace
-    only are skipped (a form feed is not JSON whitespace). Standard input is JSON
-    Lines when its first line is a whole document and more lines follow, otherwise
-    one document.
+    :class:`NoRecordsWarning`. Such a name in a folder that is not a regular file (a
+    dangling symlink, a FIFO, a device) is an :class:`InputError`. A file reached
+    twice is read once, and so is standard input. A ``.jsonl`` file holds one
+    document per line; lines of JSON whitespace only are skipped (a form feed is not
+    JSON whitespace). Standard input is JSON Lines when its first line is a whole
+    document and more lines follow, otherwise one document.
 
     Args:
         paths: Files, folders, and ``-``.
@@ -354,7 +394,7 @@ def check_documents(
         value, text = parsed.value, parsed.text
         problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            located = list(names.problems(value, document.label))
+            located = list(names.problems(value, display_path(document.label)))
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
         offset = document.line - 1
@@ -363,7 +403,13 @@ def check_documents(
             shifted = problem
             if problem.line is not None and offset:
                 shifted = attrs.evolve(problem, line=problem.line + offset)
-            found.append(FileProblem(source=document.source, problem=shifted))
+            found.append(
+                FileProblem(
+                    source=document.source,
+                    problem=shifted,
+                    document_line=document.line if document.json_lines else None,
+                )
+            )
         yield DocumentResult(document=document, problems=tuple(found))
 
 
@@ -401,12 +447,23 @@ def _json_text(record: Any, *, indent: int | None) -> str:
     return dumps(value, indent=indent)
 
 
+def json_line(record: Any) -> str:
+    """One record (a model instance or its JSON value) as a compact JSON line with its newline.
+
+    Raises:
+        SchemaValidationError: when the record is not a JSON value (NaN, a lone surrogate).
+    """
+    return _json_text(record, indent=None) + "\n"
+
+
 def _needs_newline(path: str) -> bool:
     """Whether the file at ``path`` is non-empty and lacks a final newline."""
     try:
+        # Only a regular file holds earlier lines; opening a FIFO to read would block
+        # until some other process writes to it.
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as existing:
-            if not stat.S_ISREG(os.fstat(existing.fileno()).st_mode):
-                return False
             existing.seek(0, os.SEEK_END)
             if existing.tell() == 0:
                 return False
@@ -438,6 +495,38 @@ class JSONLinesWriter:
         self._opened = False
         self._pending = b""
 
+    def check(self) -> None:
+        """Check now, before any work, that the output can be written; create nothing.
+
+        A missing file needs an existing folder that can be written; an existing one
+        must be a file that can be written, or a device that takes data (a zero-byte
+        write surfaces ``/dev/full``). A FIFO is not opened: that would wait for a reader.
+
+        Raises:
+            InputError: naming the path and what is wrong.
+        """
+        if self._path == STDIN or self._opened:
+            return
+        info = existing_kind(self._path)
+        if info is None:
+            folder = os.path.dirname(self._path) or "."
+            facts = existing_kind(folder)
+            if facts is None or not stat.S_ISDIR(facts.st_mode):
+                raise InputError(source=self._path, reason=f"no directory {folder!r} to write in")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise InputError(source=self._path, reason=f"cannot write in {folder!r}")
+            return
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(source=self._path, reason="is a directory, expected a file to write")
+        if stat.S_ISFIFO(info.st_mode):
+            return
+        with input_errors(self._path):
+            fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+            try:
+                os.write(fd, b"")
+            finally:
+                os.close(fd)
+
     def open(self) -> None:
         """Open (create) the file now, if not yet open.
 
@@ -460,7 +549,7 @@ class JSONLinesWriter:
             SchemaValidationError: when the record is not a JSON value; nothing is written.
             InputError: when the file cannot be written (a full disk, say).
         """
-        line = _json_text(record, indent=None) + "\n"
+        line = json_line(record)
         self.open()
         with input_errors(self._where):
             if self._file is None:
@@ -513,22 +602,13 @@ def write_json(path: str | Path, obj: Any) -> None:
 
     The text goes to a temporary file beside ``path`` that replaces it in one rename,
     so a reader never sees half a file and an earlier file survives a failed write;
-    the temporary file is removed when the write fails.
+    the temporary file is removed when the write fails. A symlink is written through
+    (its target is replaced).
 
     Raises:
         SchemaValidationError: when ``obj`` is not a JSON value (NaN, say); nothing is written.
-        InputError: when the file cannot be written.
+        InputError: when the file cannot be written, or ``path`` names something other
+            than a regular file (a device such as ``/dev/null``, a FIFO, a folder).
     """
-    target = Path(path)
     text = _json_text(obj, indent=2)
-    with input_errors(target):
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+    replace_file(path, [text])

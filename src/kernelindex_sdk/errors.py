@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     # Only for the annotation: documents imports this module, not the other way round.
     from .documents import FileProblem
 
-from ._display import printable, printable_pointer
+from ._display import display_path, printable, printable_pointer
 
 __all__ = [
     "CanonicalizationError",
@@ -73,7 +73,7 @@ class SchemaValidationError(KernelIndexError):
     source: str | None = None
 
     def __str__(self) -> str:
-        prefix = f"{printable(self.source)}:" if self.source else ""
+        prefix = f"{printable(display_path(self.source))}:" if self.source else ""
         lines = []
         for problem in self.problems:
             sep = "" if problem.line is not None or not prefix else " "
@@ -102,7 +102,7 @@ class InputError(KernelIndexError):
     reason: str
 
     def __str__(self) -> str:
-        return f"{printable(self.source)}: {printable(self.reason)}"
+        return f"{printable(display_path(self.source))}: {printable(self.reason)}"
 
     @classmethod
     def from_os_error(cls, source: str | Path, err: OSError) -> InputError:

@@ -10,9 +10,7 @@ the order of the inputs, so the same records give the same bytes.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
@@ -20,8 +18,10 @@ from typing import IO, Any, Final
 import attrs
 
 from . import _jsontext, digest, validation
+from ._display import display_path
+from ._files import existing_kind, replace_file
 from .convert import dump
-from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents
+from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents, json_line
 from .errors import InputError, Problem, RecordSetError
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
@@ -57,9 +57,12 @@ class _Place:
     source: str
     line: int | None = None
     text: str | None = None
+    json_lines: bool = False
 
     def __str__(self) -> str:
-        return f"{self.source}:{self.line}" if self.line is not None else self.source
+        # As validate names a place: file for a JSON document, file:line for a JSON Lines one.
+        source = display_path(self.source)
+        return f"{source}:{self.line}" if self.json_lines else source
 
     def problem(self, pointer: str, message: str, code: str) -> FileProblem:
         """A problem at ``pointer`` of this document, located in its file when possible."""
@@ -68,7 +71,11 @@ class _Place:
             where = _jsontext.SourceMap(self.text).locate(pointer)
             if where is not None:
                 found = attrs.evolve(found, line=where[0] + self.line - 1, column=where[1])
-        return FileProblem(source=self.source, problem=found)
+        return FileProblem(
+            source=self.source,
+            problem=found,
+            document_line=self.line if self.json_lines else None,
+        )
 
 
 @attrs.frozen
@@ -204,11 +211,12 @@ def merge_paths(
                 FileProblem(
                     source=document.source,
                     problem=attrs.evolve(p, line=p.line + offset) if p.line is not None else p,
+                    document_line=document.line if document.json_lines else None,
                 )
                 for p in problems
             )
             continue
-        merger.add(value, _Place(document.source, document.line, text))
+        merger.add(value, _Place(document.source, document.line, text, document.json_lines))
     return merger.result()
 
 
@@ -240,38 +248,26 @@ def write_records(
 
     The lines go to a temporary file beside ``path`` that replaces it in one rename, so
     a reader never sees half a record set and an earlier file survives a failed write.
+    A symlink is written through. A FIFO or a character device (``/dev/null``,
+    ``/dev/stdout``) cannot be replaced: the lines are written to it as a stream.
 
     Raises:
-        InputError: for a path that does not end in ``.jsonl``, or one that cannot be
-            written.
+        SchemaValidationError: when a record is not a JSON value; nothing is replaced.
+        InputError: for a regular file whose name does not end in ``.jsonl``, for a
+            path naming a folder, socket or block device, or one that cannot be written.
     """
     if str(path) == STDIN:
         with JSONLinesWriter(STDIN, stream=stream) as out:
             for record in records:
                 out.write(record)
         return
-    target = Path(path)
-    if target.suffix != ".jsonl":
-        # Folders are searched for *.json as whole documents: JSON Lines there would not read.
-        raise InputError(source=str(target), reason="expected a .jsonl path (or '-') to write")
-    try:
-        fd, temporary = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-        )
-        os.close(fd)
-        # mkstemp makes the file private; give it the mode a new file would get.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-    except OSError as err:
-        raise InputError(source=str(target), reason=err.strerror or str(err)) from err
-    try:
-        with JSONLinesWriter(temporary) as out:
+    info = existing_kind(path)
+    if info is not None and (stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode)):
+        with JSONLinesWriter(path) as out:
             for record in records:
                 out.write(record)
-        os.replace(temporary, target)
-    except OSError as err:
-        raise InputError(source=str(target), reason=err.strerror or str(err)) from err
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
+        return
+    if Path(path).suffix != ".jsonl":
+        # Folders are searched for *.json as whole documents: JSON Lines there would not read.
+        raise InputError(source=str(path), reason="expected a .jsonl path (or '-') to write")
+    replace_file(path, (json_line(record) for record in records))

@@ -4,7 +4,8 @@ Each subcommand lives in a module of its own and calls one library function;
 KernelIndexError is mapped to an exit status here and nowhere else: 1 for invalid input,
 2 for usage and I/O errors (an OSError on a standard stream included). A reader that
 goes away (``kernelindex validate x.json | head -1``) ends the output, not the verdict:
-a command returns the status it had reached.
+a command returns the status it had reached. Standard error never changes the status:
+a message it cannot take is dropped. Usage errors are one line, exit 2.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import io as _io
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
 from . import analysis, bench, importer, merge, records
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, reader_gone, silence_stdout
 
 __all__ = ["main"]
 
@@ -49,8 +50,64 @@ class _ClosedStream(_io.TextIOBase):
         pass
 
 
+class _QuietStderr(_io.TextIOBase):
+    """Standard error that never fails the command: a message it cannot take is dropped.
+
+    The exit status is the verdict; a full or closed stderr (``2>/dev/full``) must not
+    change it. After the first failure the process's own stderr is pointed at
+    /dev/null, so that the interpreter's last flush does not fail at exit either.
+    """
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__()
+        self._stream = stream
+        self._failed = False
+
+    def write(self, text: str) -> int:
+        if not self._failed:
+            try:
+                self._stream.write(text)
+                if "\n" in text:
+                    self._stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._failed:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def _give_up(self) -> None:
+        self._failed = True
+        if self._stream is sys.stderr:
+            with contextlib.suppress(OSError, AttributeError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stderr.fileno())
+                sys.stderr.flush()
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line, and whose output can fail.
+
+    Subparsers are made of this class too (argparse uses the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        # argparse drops an OSError here, so --help to a full disk would exit 0.
+        if message:
+            stream = file or sys.stderr
+            stream.write(message)
+            stream.flush()
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kernelindex",
         description="Produce and check GPU kernel benchmark records (kernelindex.dev/v1alpha1).",
     )
@@ -77,7 +134,7 @@ def main(
     io = Streams(
         stdout=stdout or sys.stdout or _ClosedStream("standard output"),  # type: ignore[arg-type]
         # Without a stderr there is nowhere to say anything: drop it.
-        stderr=stderr or sys.stderr or open(os.devnull, "w"),  # noqa: SIM115
+        stderr=_QuietStderr(stderr or sys.stderr or open(os.devnull, "w")),  # type: ignore[arg-type]  # noqa: SIM115
         stdin=stdin
         or (sys.stdin.buffer if sys.stdin is not None else _ClosedStream("standard input")),  # type: ignore[arg-type]
     )
@@ -88,6 +145,11 @@ def main(
             args = parser.parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    except OSError as err:
+        # --help or --version to a closed or full standard output.
+        print(f"kernelindex: standard output: {err.strerror or err}", file=io.stderr)
+        silence_stdout(io)
+        return EXIT_USAGE
     return _run(args, io)
 
 
@@ -96,18 +158,21 @@ def _run(args: argparse.Namespace, io: Streams) -> int:
     try:
         status = int(args.run(args, io))
         io.stdout.flush()
-    except (InputError, LaunchError) as err:
+    except (InputError, LaunchError, BrokenPipeError) as err:
+        if reader_gone(err):
+            # Standard output's reader went away (| head). Commands whose verdict
+            # depends on what they print catch this themselves; merge reaches its
+            # verdict before writing.
+            silence_stdout(io)
+            return EXIT_OK
         print(f"kernelindex: {err}", file=io.stderr)
         return EXIT_USAGE
     except KernelIndexError as err:
         print(str(err), file=io.stderr)
         return EXIT_INVALID
-    except BrokenPipeError:
-        # Commands whose verdict depends on what they print catch this themselves.
-        silence_stdout(io)
-        return EXIT_OK
     except OSError as err:
-        # Only the standard streams are written outside the library's InputError.
+        # Only standard output is written outside the library's InputError (standard
+        # input is read through it, and standard error never raises).
         where = "standard output" if err.filename is None else err.filename
         print(f"kernelindex: {where}: {err.strerror or err}", file=io.stderr)
         silence_stdout(io)

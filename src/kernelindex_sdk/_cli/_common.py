@@ -10,6 +10,8 @@ from typing import IO
 
 import attrs
 
+from ..errors import InputError
+
 __all__ = [
     "EXIT_INVALID",
     "EXIT_OK",
@@ -18,6 +20,7 @@ __all__ = [
     "add_out",
     "ints",
     "names",
+    "reader_gone",
     "silence_stdout",
 ]
 
@@ -41,17 +44,48 @@ def add_out(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_DIGITS = frozenset("0123456789")
+
+
+def _items(text: str, what: str) -> list[str]:
+    items = [part.strip(" ") for part in text.split(",")]
+    if "" in items:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated {what} without empty items, got {text!r}"
+        )
+    for item in items:
+        if items.count(item) > 1:
+            raise argparse.ArgumentTypeError(f"{item!r} is given twice in {text!r}")
+    return items
+
+
 def names(text: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in text.split(",") if part.strip())
+    """A comma-separated list of names: no empty item, none twice."""
+    return tuple(_items(text, "names"))
 
 
 def ints(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in names(text))
-    except ValueError:
+    """A comma-separated list of integers in ASCII digits: no sign, ``_``, empty item or
+    repeated value (``int()`` alone would take ``1_024`` and other scripts' digits)."""
+    items = _items(text, "integers")
+    bad = [item for item in items if not _DIGITS.issuperset(item)]
+    if bad:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers, got {text!r}"
-        ) from None
+            f"expected comma-separated integers (digits 0-9), got {bad[0]!r}"
+        )
+    values = [int(item) for item in items]
+    for value in values:
+        if values.count(value) > 1:
+            raise argparse.ArgumentTypeError(f"{value} is given twice in {text!r}")
+    return tuple(values)
+
+
+def reader_gone(err: BaseException) -> bool:
+    """Whether ``err`` is standard output's reader going away (``| head``)."""
+    cause = err if isinstance(err, BrokenPipeError) else err.__cause__
+    return isinstance(cause, BrokenPipeError) and (
+        not isinstance(err, InputError) or err.source == "<stdout>"
+    )
 
 
 def silence_stdout(io: Streams) -> None:

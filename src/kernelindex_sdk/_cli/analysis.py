@@ -7,7 +7,7 @@ import argparse
 from .. import compare, report
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams
+from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["register"]
 
@@ -20,6 +20,15 @@ def _percent(text: str) -> float:
     if not value >= 0:
         raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text!r}")
     return value
+
+
+def _write(text: str, io: Streams) -> None:
+    """Write the output; a reader that went away (| head) leaves the verdict to come."""
+    try:
+        io.stdout.write(text)
+        io.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout(io)
 
 
 def _problems(runs: RunSet, side: str, io: Streams) -> int:
@@ -41,7 +50,7 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
         base_provider=args.base_provider,
         new_provider=args.new_provider,
     )
-    io.stdout.write(compare.render(result, args.format))
+    _write(compare.render(result, args.format), io)
     status = EXIT_OK
     if invalid:
         print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
@@ -65,7 +74,7 @@ def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
     runs = load_runs(args.paths, stdin=io.stdin)
     invalid = _problems(runs, "input", io)
     found = report.families(runs, x=args.x)
-    io.stdout.write(report.render(found, args.format))
+    _write(report.render(found, args.format), io)
     if args.plot is not None:
         try:
             report.plot(found, args.plot)

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, add_out, ints, names
+from ..errors import InputError
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    add_out,
+    ints,
+    names,
+    reader_gone,
+    silence_stdout,
+)
 
 __all__ = ["register"]
 
@@ -99,6 +110,10 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         input_grad=args.input_grad,
         timer=args.timer,
     )
+    writer = JSONLinesWriter(part.out, stream=io.stdout)
+    # A missing folder or a full device fails now, not after the whole sweep ran;
+    # nothing is created before the first record.
+    writer.check()
     if part.device.type == "cpu":
         print(
             "kernelindex: no GPU found; running on the CPU (Triton in its interpreter) on small"
@@ -112,7 +127,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     made: list[RecordBundle] = []
     total = len(part.chosen)
     with (
-        JSONLinesWriter(part.out, stream=io.stdout) as out,
+        writer as out,
         tqdm(total=total, file=io.stderr, disable=args.no_progress, unit="run") as progress,
     ):
 
@@ -127,7 +142,15 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             progress.set_postfix_str(f"{record.run.metadata.name[:60]} {shown}")
             progress.update()
 
-        part.run(write)
+        try:
+            part.run(write)
+        except InputError as err:
+            if not reader_gone(err):
+                raise
+            # Standard output's reader went away (| head): the sweep stops there, with
+            # the verdict of the runs written so far.
+            silence_stdout(io)
+            return EXIT_INVALID if failed else EXIT_OK
     if made and not args.no_summary:
         from ..report import summary_text
 

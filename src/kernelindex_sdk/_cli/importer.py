@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import KernelIndexError
-from ._common import EXIT_INVALID, EXIT_OK, Streams, add_out
+from ..errors import InputError, KernelIndexError
+from ._common import EXIT_INVALID, EXIT_OK, Streams, add_out, reader_gone, silence_stdout
 
 __all__ = ["register"]
 
@@ -22,6 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " converted is reported with its line and reason; the others still convert, and"
             " the exit status is then 1. Rows whose run OUT already holds are skipped and"
             " counted, so importing a CSV again adds nothing twice. OUT may not be an input."
+            " When standard output's reader goes away (| head), the import stops and exits"
+            " with the verdict of the rows read so far."
         ),
     )
     liger.add_argument("csv", nargs="+", metavar="CSV")
@@ -34,13 +36,24 @@ def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
 
     from ..importers import liger
 
+    rejected = 0
+
     def report(error: KernelIndexError) -> None:
+        nonlocal rejected
+        rejected += 1
         print(str(error), file=io.stderr)
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", liger.UnknownGpuWarning)
         try:
             summary = liger.import_files(args.csv, args.out, stream=io.stdout, on_error=report)
+        except InputError as err:
+            if not reader_gone(err):
+                raise
+            # Standard output's reader went away (| head): the import stops there,
+            # with the verdict of the rows read so far.
+            silence_stdout(io)
+            return EXIT_INVALID if rejected else EXIT_OK
         finally:
             for warning in caught:
                 print(f"warning: {warning.message}", file=io.stderr)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .. import merge
+from .._display import display_path, printable
 from ._common import EXIT_OK, Streams
 
 __all__ = ["register"]
@@ -13,7 +14,7 @@ __all__ = ["register"]
 def _cmd_merge(args: argparse.Namespace, io: Streams) -> int:
     merged = merge.merge_paths(args.paths, verify_digests=args.verify_digests, stdin=io.stdin)
     merge.write_records(args.out, merged.records, stream=io.stdout)
-    where = "standard output" if args.out == "-" else args.out
+    where = "standard output" if args.out == "-" else printable(display_path(args.out))
     print(
         f"kernelindex: merged {len(merged.records)} records from {merged.read} documents"
         f" ({merged.duplicates} duplicates dropped) into {where}",
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " different protocol or environment specs under one name or digest, are errors"
             " naming both places. The output order depends only on the records. Exits 0 when"
             " merged, 1 for invalid or clashing records (nothing is written), 2 on usage or"
-            " I/O errors."
+            " I/O errors. When standard output's reader goes away (| head) the status"
+            " stays 0: the records were merged before any was written."
         ),
     )
     parser.add_argument("paths", nargs="+", metavar="IN")
@@ -42,7 +44,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--out",
         default="-",
         metavar="OUT.jsonl",
-        help="JSON Lines file to write, replaced atomically (default: standard output)",
+        help=(
+            "JSON Lines file to write, replaced atomically, through a symlink; a FIFO or"
+            " a device such as /dev/null is written as a stream (default: standard output)"
+        ),
     )
     parser.add_argument(
         "--verify-digests",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import warnings
 from collections.abc import Callable
 
+import attrs
+
 from .. import documents, validation
-from .._display import printable, printable_pointer
+from .._display import display_path, json_safe, printable, printable_pointer
 from .._schemas import (
     SCHEMA_FILES,
     export_schemas,
@@ -17,7 +18,7 @@ from .._schemas import (
     schema_text,
     self_contained_schema,
 )
-from ..errors import InputError, KernelIndexError
+from ..errors import InputError, KernelIndexError, SchemaValidationError
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
 
 __all__ = ["register"]
@@ -35,22 +36,21 @@ def _data(text: str) -> str:
 
 def _github(problem: documents.FileProblem) -> str:
     p = problem.problem
-    where = f"file={_property(printable(problem.source))}"
+    where = f"file={_property(printable(display_path(problem.source)))}"
     if p.line is not None:
         where += f",line={p.line},col={p.column}"
+    elif problem.line is not None:
+        where += f",line={problem.line}"
     pointer = printable_pointer(p.pointer) or "(document)"
     message = f"{pointer}: {printable(p.message, documents.MAX_MESSAGE)} [{p.code}]"
     return f"::error {where}::{_data(message)}"
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _json_text(value: object) -> str:
-    # ensure_ascii=False keeps names readable; a lone surrogate (a file name that is
-    # not UTF-8) becomes its \u escape, which JSON allows and UTF-8 can carry.
-    text = json.dumps(value, indent=2, ensure_ascii=False)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+    # ensure_ascii=False keeps names readable; a lone surrogate left in any string (a
+    # declared digest, say) becomes the visible text of its escape, never the escape
+    # itself, which strict JSON parsers refuse.
+    return json_safe(json.dumps(value, indent=2, ensure_ascii=False)) + "\n"
 
 
 class _Tally:
@@ -133,7 +133,7 @@ def _digest_entry(
         }
         for c in comparisons
     ]
-    return {"source": document.source, "line": document.line, "digests": digests}
+    return {"source": display_path(document.source), "line": document.line, "digests": digests}
 
 
 def _print_digests(where: str, comparisons: list[validation.DigestComparison], io: Streams) -> None:
@@ -143,6 +143,23 @@ def _print_digests(where: str, comparisons: list[validation.DigestComparison], i
         print(f"  {c.field}", file=io.stdout)
         print(f"    declared  {c.declared}", file=io.stdout)
         print(f"    computed  {computed or '-'}  {verdict}", file=io.stdout)
+
+
+def _digest_error(document: documents.Document, err: KernelIndexError) -> str:
+    """Why a document's digests cannot be compared, placed as validate places problems."""
+    if isinstance(err, SchemaValidationError):
+        offset = document.line - 1
+        return "\n".join(
+            str(
+                documents.FileProblem(
+                    source=document.source,
+                    problem=attrs.evolve(p, line=p.line + offset) if p.line is not None else p,
+                    document_line=document.line if document.json_lines else None,
+                )
+            )
+            for p in err.problems
+        )
+    return f"{printable(display_path(document.label))}: {err}"
 
 
 def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
@@ -156,17 +173,21 @@ def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
 
     try:
         for document in documents.iter_documents([args.path], stdin=io.stdin, on_error=unreadable):
-            where = printable(document.label)
+            where = printable(display_path(document.label))
             try:
                 comparisons = validation.compare_digests(document.text)
             except KernelIndexError as err:
                 status = max(status, EXIT_INVALID)
                 if args.format == "json":
                     entries.append(
-                        {"source": document.source, "line": document.line, "error": str(err)}
+                        {
+                            "source": display_path(document.source),
+                            "line": document.line,
+                            "error": str(err),
+                        }
                     )
                 else:
-                    print(f"{where}: {err}", file=io.stderr)
+                    print(_digest_error(document, err), file=io.stderr)
                 continue
             if any(c.matches is False for c in comparisons):
                 status = max(status, EXIT_INVALID)
@@ -205,7 +226,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " *.json and *.jsonl (any letter case); '-' reads standard input; a file reached"
             " twice is read once. Prints one line per problem, and a summary on standard"
             " error. Exits 0 when all are valid, 1 when any is invalid, 2 on usage errors or"
-            " when an input could not be read (the others are still checked)."
+            " when an input could not be read (the others are still checked). Inside a"
+            " folder, a *.json or *.jsonl name that is not a regular file (a dangling"
+            " symlink, a FIFO, a device) is such an input. A problem of a JSON Lines record"
+            " names its line even when it has no column (nesting too deep, say)."
             f" One document (a .json file, a JSON Lines line, or standard input) may hold"
             f" at most {documents.MAX_DOCUMENT_BYTES // 2**20} MiB."
         ),

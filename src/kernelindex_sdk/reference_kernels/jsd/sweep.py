@@ -129,6 +129,10 @@ def cases(
     ]
 
 
+#: The largest integer a record holds exactly (JSON numbers are IEEE doubles).
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
 @attrs.frozen(kw_only=True, auto_exc=True)
 class SweepOptionError(InputError):
     """A sweep option the command line or a caller gave is unusable (exit status 2).
@@ -143,10 +147,36 @@ def _positive(option: str, values: Sequence[int] | None, default: Sequence[int])
     chosen = list(default if values is None else values)
     if not chosen:
         raise SweepOptionError(source=option, reason="expected at least one value, got none")
-    bad = [v for v in chosen if v < 1]
+    bad = [v for v in chosen if not 1 <= v <= MAX_SAFE_INTEGER]
     if bad:
-        raise SweepOptionError(source=option, reason=f"expected integers >= 1, got {bad[0]!r}")
+        raise SweepOptionError(
+            source=option, reason=f"expected integers in [1, 2^53 - 1], got {bad[0]!r}"
+        )
+    _once(option, chosen)
     return chosen
+
+
+def _once(option: str, values: Sequence[object]) -> None:
+    """Refuse a value given twice: the sweep would run (and record) its points twice."""
+    for value in values:
+        if values.count(value) > 1:
+            raise SweepOptionError(source=option, reason=f"{value!r} is given twice")
+
+
+def _check_bytes_moved(
+    tokens: Sequence[int], vocab: Sequence[int], dtypes: Sequence[str], grads: Sequence[bool]
+) -> None:
+    """Refuse sizes whose bytesMoved a record cannot hold (an exact JSON integer)."""
+    itemsize = max(DTYPES[d].itemsize for d in dtypes)
+    moved = max(tokens) * max(vocab) * itemsize * (3 if any(grads) else 2)
+    if moved > MAX_SAFE_INTEGER:
+        raise SweepOptionError(
+            source="--tokens/--vocab",
+            reason=(
+                f"tokens {max(tokens)} x vocab {max(vocab)} would move {moved} bytes,"
+                " more than a record can hold (2^53 - 1)"
+            ),
+        )
 
 
 def plan(
@@ -176,7 +206,8 @@ def plan(
         The points in sweep order.
 
     Raises:
-        SweepOptionError: for an empty list, an unknown name, a value out of range, or
+        SweepOptionError: for an empty list, an unknown name, a value out of range or
+            given twice, sizes whose bytesMoved exceeds 2^53 - 1, or
             liger without liger-kernel installed.
     """
     if not providers:
@@ -187,6 +218,7 @@ def plan(
             source="--impl",
             reason=f"expected some of {', '.join(PROVIDERS)}, got {unknown[0]!r}",
         )
+    _once("--impl", list(providers))
     if "liger" in providers and not liger_available():
         raise SweepOptionError(
             source="--impl", reason="liger needs liger-kernel (pip install liger-kernel)"
@@ -211,9 +243,13 @@ def plan(
         raise SweepOptionError(
             source="--dtype", reason=f"expected some of {', '.join(DTYPES)}, got {bad[0]!r}"
         )
+    _once("--dtype", chosen_dtypes)
+    chosen_tokens = _positive("--tokens", tokens, defaults.tokens)
+    chosen_vocab = _positive("--vocab", vocab, defaults.vocab)
+    _check_bytes_moved(chosen_tokens, chosen_vocab, chosen_dtypes, grads[input_grad])
     return cases(
-        _positive("--tokens", tokens, defaults.tokens),
-        _positive("--vocab", vocab, defaults.vocab),
+        chosen_tokens,
+        chosen_vocab,
         chosen_dtypes,
         beta=beta,
         input_grad=grads[input_grad],

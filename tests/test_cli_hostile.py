@@ -416,3 +416,22 @@ def test_dangling_symlinks_and_fifos_in_a_folder_are_input_errors(tmp_path: Path
         list(documents.iter_documents([tmp_path]))
     with pytest.raises(InputError, match="dangling symbolic link"):
         merge.merge_paths([tmp_path])
+
+
+def test_a_reader_going_away_keeps_validate_verdict_in_json_form() -> None:
+    child = subprocess.Popen(
+        command("validate", "-q", "--format", "json", str(EXAMPLE)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, _ = child.communicate(timeout=60)
+    assert (child.returncode, out) == (0, b"[]\n")
+    # A reader that reads nothing and goes away does not make a pass a failure.
+    script = f'"$0" -m kernelindex_sdk validate -q --format json {EXAMPLE} | true'
+    result = subprocess.run(
+        ["bash", "-c", script + "; exit ${PIPESTATUS[0]}", sys.executable],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr

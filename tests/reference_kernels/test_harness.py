@@ -235,11 +235,27 @@ def test_a_point_that_cannot_be_set_up_becomes_a_failed_record(
     [
         (["--beta", "2"], "kernelindex: --beta: expected a number in [0, 1], got 2.0"),
         (["--beta", "nan"], "kernelindex: --beta: expected a number in [0, 1], got nan"),
-        (["--tokens", "4,-4"], "kernelindex: --tokens: expected integers >= 1, got -4"),
-        (["--tokens", "0"], "kernelindex: --tokens: expected integers >= 1, got 0"),
-        (["--vocab", "-3"], "kernelindex: --vocab: expected integers >= 1, got -3"),
-        (["--tokens", ""], "kernelindex: --tokens: expected at least one value, got none"),
-        (["--impl", ""], "kernelindex: --impl: expected at least one value, got none"),
+        (
+            ["--tokens", "4,-4"],
+            "kernelindex bench jsd: argument --tokens: expected comma-separated integers"
+            " (digits 0-9), got '-4' (see 'kernelindex bench jsd --help')",
+        ),
+        (["--tokens", "0"], "kernelindex: --tokens: expected integers in [1, 2^53 - 1], got 0"),
+        (
+            ["--vocab", "-3"],
+            "kernelindex bench jsd: argument --vocab: expected comma-separated integers"
+            " (digits 0-9), got '-3' (see 'kernelindex bench jsd --help')",
+        ),
+        (
+            ["--tokens", ""],
+            "kernelindex bench jsd: argument --tokens: expected comma-separated integers"
+            " without empty items, got '' (see 'kernelindex bench jsd --help')",
+        ),
+        (
+            ["--impl", ""],
+            "kernelindex bench jsd: argument --impl: expected comma-separated names"
+            " without empty items, got '' (see 'kernelindex bench jsd --help')",
+        ),
         (["--dtype", "fp8"], "kernelindex: --dtype: expected some of fp32, bf16, fp16, got 'fp8'"),
     ],
 )

@@ -289,33 +289,6 @@ def test_ints_and_names_refuse_repeats() -> None:
 # --- bench: sizes a record can hold; -o checked before the sweep runs ----------------
 
 
-def test_plan_refuses_repeats_and_sizes_beyond_2_53() -> None:
-    torch = pytest.importorskip("torch")
-    from kernelindex_sdk.reference_kernels.jsd.sweep import SweepOptionError, plan
-
-    cpu = torch.device("cpu")
-    with pytest.raises(SweepOptionError, match="--impl: 'torch' is given twice"):
-        plan(providers=["torch", "torch"], device=cpu)
-    with pytest.raises(SweepOptionError, match="--tokens: 4 is given twice"):
-        plan(providers=["torch"], device=cpu, tokens=[4, 4])
-    with pytest.raises(SweepOptionError, match=r"--tokens: expected integers in \[1, 2\^53 - 1\]"):
-        plan(providers=["torch"], device=cpu, tokens=[2**53], vocab=[1])
-    # fp32, input and target read once: 8 bytes per element.
-    edge = (2**53 - 1) // 8
-    assert plan(providers=["torch"], device=cpu, tokens=[edge], vocab=[1], dtypes=["fp32"])
-    with pytest.raises(SweepOptionError, match=r"--tokens/--vocab: .* more than a record can hold"):
-        plan(providers=["torch"], device=cpu, tokens=[edge + 1], vocab=[1], dtypes=["fp32"])
-    with pytest.raises(SweepOptionError, match="more than a record can hold"):
-        plan(
-            providers=["torch"],
-            device=cpu,
-            tokens=[edge],
-            vocab=[1],
-            dtypes=["fp32"],
-            input_grad="both",
-        )
-
-
 @pytest.mark.parametrize("out", ["nodir/x.jsonl", "/dev/full", "folder.jsonl"])
 def test_bench_checks_its_output_before_the_sweep(tmp_path: Path, out: str) -> None:
     pytest.importorskip("torch")

@@ -96,6 +96,21 @@ class FileProblem:
     problem: Problem
     document_line: int | None = None
 
+    @classmethod
+    def in_document(cls, document: Document, problem: Problem) -> FileProblem:
+        """A problem found in ``document``'s text, placed in its file.
+
+        The problem's line (counted in the document) becomes the file's line, and a
+        JSON Lines document's line stands for a problem that has none of its own.
+        """
+        if problem.line is not None and document.line != 1:
+            problem = attrs.evolve(problem, line=problem.line + document.line - 1)
+        return cls(
+            source=document.source,
+            problem=problem,
+            document_line=document.line if document.json_lines else None,
+        )
+
     @property
     def line(self) -> int | None:
         """The problem's line in the file, else its document's line, else None."""
@@ -397,20 +412,8 @@ def check_documents(
             located = list(names.problems(value, display_path(document.label)))
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
-        offset = document.line - 1
-        found = []
-        for problem in problems:
-            shifted = problem
-            if problem.line is not None and offset:
-                shifted = attrs.evolve(problem, line=problem.line + offset)
-            found.append(
-                FileProblem(
-                    source=document.source,
-                    problem=shifted,
-                    document_line=document.line if document.json_lines else None,
-                )
-            )
-        yield DocumentResult(document=document, problems=tuple(found))
+        found = tuple(FileProblem.in_document(document, p) for p in problems)
+        yield DocumentResult(document=document, problems=found)
 
 
 def validate_paths(

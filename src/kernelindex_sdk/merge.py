@@ -206,15 +206,7 @@ def merge_paths(
                 validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
             )
         if problems:
-            offset = document.line - 1
-            merger.problems.extend(
-                FileProblem(
-                    source=document.source,
-                    problem=attrs.evolve(p, line=p.line + offset) if p.line is not None else p,
-                    document_line=document.line if document.json_lines else None,
-                )
-                for p in problems
-            )
+            merger.problems.extend(FileProblem.in_document(document, p) for p in problems)
             continue
         merger.add(value, _Place(document.source, document.line, text, document.json_lines))
     return merger.result()

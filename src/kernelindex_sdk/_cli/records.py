@@ -7,8 +7,6 @@ import json
 import warnings
 from collections.abc import Callable
 
-import attrs
-
 from .. import documents, validation
 from .._display import display_path, json_safe, printable, printable_pointer
 from .._schemas import (
@@ -149,17 +147,7 @@ def _print_digests(where: str, comparisons: list[validation.DigestComparison], i
 def _digest_error(document: documents.Document, err: KernelIndexError) -> str:
     """Why a document's digests cannot be compared, placed as validate places problems."""
     if isinstance(err, SchemaValidationError):
-        offset = document.line - 1
-        return "\n".join(
-            str(
-                documents.FileProblem(
-                    source=document.source,
-                    problem=attrs.evolve(p, line=p.line + offset) if p.line is not None else p,
-                    document_line=document.line if document.json_lines else None,
-                )
-            )
-            for p in err.problems
-        )
+        return "\n".join(str(documents.FileProblem.in_document(document, p)) for p in err.problems)
     return f"{printable(display_path(document.label))}: {err}"
 
 

@@ -408,3 +408,14 @@ def test_a_reader_going_away_keeps_validate_verdict_in_json_form() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_schema_out_through_a_dangling_symlink_says_so(tmp_path: Path) -> None:
+    (tmp_path / "out").symlink_to("nowhere")
+    with pytest.raises(InputError, match="dangling symbolic link, not a directory"):
+        export_schemas(tmp_path / "out")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    written = export_schemas(tmp_path / "link", "RecordBundle")
+    assert "bundle.json" in {p.name for p in written}
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == sorted(p.name for p in written)

@@ -134,6 +134,8 @@ def ensure_folder(path: str | Path) -> Path:
     """
     folder = Path(path)
     info = existing_kind(folder)
+    if info is None and os.path.lexists(folder):
+        raise InputError(source=str(folder), reason="dangling symbolic link, not a directory")
     if info is not None and not stat.S_ISDIR(info.st_mode):
         raise InputError(
             source=str(folder), reason=f"is {describe_mode(info.st_mode)}, not a directory"

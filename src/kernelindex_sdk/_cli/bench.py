@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Check each implementation against a float64 reference, time it, and append one"
             " record per point to OUT as it finishes. Without a GPU, runs on the CPU (Triton"
-            " in its interpreter) on small default shapes with a wall-clock timer."
+            " in its interpreter) on small default shapes with a wall-clock timer. OUT is"
+            " checked before anything runs. When standard output's reader goes away"
+            " (| head), the sweep stops with the verdict of the runs written so far."
         ),
     )
     jsd.add_argument(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from .._display import display_path, printable
 from ..errors import InputError, KernelIndexError
 from ._common import EXIT_INVALID, EXIT_OK, Streams, add_out, reader_gone, silence_stdout
 
@@ -57,7 +58,8 @@ def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
         finally:
             for warning in caught:
                 print(f"warning: {warning.message}", file=io.stderr)
-    skipped = f"; {summary.skipped} skipped, already in {args.out}" if summary.skipped else ""
+    out = printable(display_path(args.out))
+    skipped = f"; {summary.skipped} skipped, already in {out}" if summary.skipped else ""
     print(
         f"imported {summary.imported} row(s); {summary.rejected} rejected{skipped}",
         file=io.stderr,

@@ -419,3 +419,11 @@ def test_schema_out_through_a_dangling_symlink_says_so(tmp_path: Path) -> None:
     written = export_schemas(tmp_path / "link", "RecordBundle")
     assert "bundle.json" in {p.name for p in written}
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == sorted(p.name for p in written)
+
+
+def test_help_to_a_departing_reader_exits_0() -> None:
+    script = '"$0" -m kernelindex_sdk validate --help | true; exit ${PIPESTATUS[0]}'
+    result = subprocess.run(
+        ["bash", "-c", script, sys.executable], capture_output=True, text=True, check=False
+    )
+    assert (result.returncode, result.stderr) == (0, "")

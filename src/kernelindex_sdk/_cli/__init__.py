@@ -80,6 +80,13 @@ class _QuietStderr(_io.TextIOBase):
             except (OSError, ValueError):
                 self._give_up()
 
+    # A progress bar asks what the stream is (a terminal, and how wide).
+    def isatty(self) -> bool:
+        return not self._failed and self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
     def _give_up(self) -> None:
         self._failed = True
         if self._stream is sys.stderr:
@@ -146,9 +153,11 @@ def main(
     except SystemExit as exit_:
         return int(exit_.code or 0)
     except OSError as err:
+        silence_stdout(io)
+        if isinstance(err, BrokenPipeError):
+            return EXIT_OK  # --help | head -1: the reader had what it wanted
         # --help or --version to a closed or full standard output.
         print(f"kernelindex: standard output: {err.strerror or err}", file=io.stderr)
-        silence_stdout(io)
         return EXIT_USAGE
     return _run(args, io)
 

@@ -133,8 +133,8 @@ def _below(a: _Value, b: _Value) -> bool:
 
 def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
     """Each metric's measured values, in its base unit; a measurement in a unit of
-    another dimension than its metric's is left out (check_units reports it; comparing
-    GiB with ns means nothing)."""
+    another dimension than its metric's (comparing GiB with ns means nothing), or one
+    that overflows a double in the base unit, is left out: check_units reports both."""
     spec = run["spec"]
     dimensions = _dimensions(run)
     found: dict[str, list[_Value]] = {}
@@ -146,8 +146,8 @@ def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
         )
     for i, m in enumerate(spec.get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
-        if dimensions[m["metric"]] != dimension:
-            continue
+        if dimensions[m["metric"]] != dimension or not math.isfinite(_scaled(m["value"], factor)):
+            continue  # check_units reports either: one problem, not one more per statistic
         found.setdefault(m["metric"], []).append(
             _Value(
                 m["statistic"],

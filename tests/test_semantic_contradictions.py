@@ -143,7 +143,7 @@ def test_min_samples_without_samples_is_not_checked(example: dict[str, Any]) -> 
         BW,
         {"unit": "TFLOP/s", "value": 1.0, "metric": "throughput", "statistic": "mean"},
         {"unit": "MiB", "value": 1.0, "metric": "memory", "statistic": "max"},
-        {"unit": "1", "value": 0.5, "metric": "hit_rate", "statistic": "mean"},
+        {"unit": "ms", "value": 1.0, "metric": "step", "statistic": "mean"},
     ],
 )
 def test_failed_run_with_any_measurement(example: dict[str, Any], item: dict[str, Any]) -> None:
@@ -154,6 +154,18 @@ def test_failed_run_with_any_measurement(example: dict[str, Any], item: dict[str
     [problem] = ki.validate(example)
     assert problem.code == "failed-with-measurement"
     assert problem.message.startswith("a failed run has no valid measurement, but carries")
+
+
+def test_failed_run_may_carry_dimensionless_evidence(example: dict[str, Any]) -> None:
+    # The harness records a mismatch's largest errors as dimensionless measurements.
+    spec = example["run"]["spec"]
+    spec.update(status="failed", failure={"reason": "mismatch", "message": "differs"})
+    del spec["timing"]
+    error = {"unit": "1", "value": 0.01, "metric": "grad_input_max_rel_error"}
+    _measure(example, {**error, "statistic": "max"})
+    assert ki.validate(example) == []
+    _measure(example, {**error, "statistic": "max"}, {**BW, "unit": "TB/s"})
+    assert _codes(example) == ["failed-with-measurement"]
 
 
 # Units: a dimension per known metric, one dimension per metric.

@@ -325,24 +325,26 @@ def check_units(view: RecordView) -> Iterator[Problem]:
 
 
 def check_failed_run(view: RecordView) -> Iterator[Problem]:
-    """A failed run carries no measurement.
+    """A failed run carries no measurement of its performance.
 
     The schema's RunStatus: failed means "no valid measurement; failure says why". So
-    no timing (the schema forbids it) and no measurement of any metric: latency,
-    bandwidth, throughput, memory alike. Correctness stays allowed: it is the evidence
-    for a mismatch.
+    no timing (the schema forbids it) and no measurement with a dimension: no duration,
+    size, bandwidth or throughput, whatever the metric. A dimensionless value (unit
+    ``'1'``) stays allowed: the harness records there the errors that made a mismatch
+    fail, evidence of the failure as correctness is, not a measurement of the run.
     """
     if view.run is None or view.run["spec"]["status"] != "failed":
         return
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
-        yield Problem(
-            pointer=f"{view.run_at}/spec/measurements/{i}",
-            message=(
-                f"a failed run has no valid measurement, but carries {m['metric']}"
-                f" {m['statistic']} = {short_repr(m['value'])} {m['unit']}"
-            ),
-            code="failed-with-measurement",
-        )
+        if _UNITS[m["unit"]][0] != "one":
+            yield Problem(
+                pointer=f"{view.run_at}/spec/measurements/{i}",
+                message=(
+                    f"a failed run has no valid measurement, but carries {m['metric']}"
+                    f" {m['statistic']} = {short_repr(m['value'])} {m['unit']}"
+                ),
+                code="failed-with-measurement",
+            )
 
 
 def check_protocol_timer(view: RecordView) -> Iterator[Problem]:

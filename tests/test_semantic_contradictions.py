@@ -53,7 +53,9 @@ def test_mean_above_max_across_units(example: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "items",
     [
-        # Equal in different units: exact decimal arithmetic, no float error.
+        # Equal in different units: exact decimal arithmetic (1.005 * 10**6 is
+        # 1004999.9999999999 in floats, below 1005000).
+        [_latency("min", 1005000), _latency("mean", 1.005, "ms")],
         [_latency("min", 2.290081, "ms"), _latency("mean", 2290.081, "us")],
         [_latency("max", 0.3, "ms"), _latency("mean", 300, "us"), _latency("min", 0.1, "ms")],
         # A mean without min or max is not compared; stddev is no bound.
@@ -88,6 +90,13 @@ def test_bandwidth_mean_below_min(example: dict[str, Any]) -> None:
         {**BW, "statistic": "mean", "value": 1.5},
     )
     assert _codes(example) == ["mean-range"]
+
+
+def test_quantiles_equal_across_units_are_ordered(example: dict[str, Any]) -> None:
+    # p80 and max are adjacent in rank, both measurements: compared without slack.
+    example["run"]["spec"]["timing"]["latencyNs"] = {"median": 1000000}
+    _measure(example, _latency("p80", 1005000), _latency("max", 1.005, "ms"))
+    assert ki.validate(example) == []
 
 
 # Protocol timer not_applicable and minSamples (only where the input carries the protocol).

@@ -171,12 +171,9 @@ def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
 
 
 def check_quantile_order(view: RecordView) -> Iterator[Problem]:
-    """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on.
-
-    Values are compared exactly in the base unit of the metric's dimension (``2.29 ms``
-    equals ``2290000 ns``); a latencyNs value, an integer rounded to the nanosecond, may
-    be half a nanosecond off a measurement of the same statistic.
-    """
+    """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on,
+    compared exactly in the base unit (2.29 ms equals 2290000 ns), a latencyNs value
+    (rounded to the nanosecond) within half a nanosecond of a measurement."""
     if view.run is None:
         return
     for metric, values in _statistics(view.run, view.run_at).items():
@@ -197,11 +194,10 @@ def check_quantile_order(view: RecordView) -> Iterator[Problem]:
 
 
 def check_mean_in_range(view: RecordView) -> Iterator[Problem]:
-    """A metric's mean lies between its min and its max, when they are given.
+    """A metric's mean lies between its min and its max, when they are given; compared
+    as quantiles are.
 
-    A mean of samples is never below the smallest nor above the largest. Compared as
-    quantile-order compares: exactly, in the base unit, with half a nanosecond's slack
-    between a latencyNs value and a measurement.
+    A mean of samples is never below the smallest nor above the largest.
     """
     if view.run is None:
         return
@@ -294,14 +290,15 @@ def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
 
 
 def check_units(view: RecordView) -> Iterator[Problem]:
-    """Each measurement's unit has its metric's dimension, and its value converts to the
-    dimension's base unit (ns, B, B/s, FLOP/s) without overflowing a double.
+    """Each measurement's unit has its metric's dimension (latency a time, memory bytes,
+    bandwidth bytes per second, throughput FLOP per second, any other metric that of its
+    first measurement), and its value converts to the base unit (ns, B, B/s, FLOP/s)
+    without overflowing a double.
 
-    latency is a time (ns, us, ms, s); memory a size (B, KiB, MiB, GiB); bandwidth bytes
-    per second (B/s, GB/s, TB/s); throughput operations per second (FLOP/s, GFLOP/s,
-    TFLOP/s). Any other metric takes the dimension of its first measurement, so that its
-    statistics can be compared: a bandwidth median in GB/s with a p80 in GiB, or any
-    metric's median in ms with its p20 in B, is a contradiction.
+    The units: time ns, us, ms, s; bytes B, KiB, MiB, GiB; B/s, GB/s, TB/s; FLOP/s,
+    GFLOP/s, TFLOP/s. One dimension per metric keeps its statistics comparable: a
+    bandwidth median in GB/s with a p80 in GiB, or a custom metric's median in ms with
+    its p20 in B, is a contradiction, reported here rather than as a quantile order.
     """
     if view.run is None:
         return
@@ -340,13 +337,13 @@ def check_units(view: RecordView) -> Iterator[Problem]:
 
 
 def check_failed_run(view: RecordView) -> Iterator[Problem]:
-    """A failed run carries no measurement of its performance.
+    """A failed run carries no measurement with a dimension (a duration, size, bandwidth
+    or throughput, whatever its metric): the schema says it has no valid measurement.
 
-    The schema's RunStatus: failed means "no valid measurement; failure says why". So
-    no timing (the schema forbids it) and no measurement with a dimension: no duration,
-    size, bandwidth or throughput, whatever the metric. A dimensionless value (unit
-    ``'1'``) stays allowed: the harness records there the errors that made a mismatch
-    fail, evidence of the failure as correctness is, not a measurement of the run.
+    The schema's RunStatus: failed means "no valid measurement; failure says why"; the
+    schema itself forbids timing. A dimensionless value (unit ``'1'``) stays allowed:
+    the harness records there the errors that made a mismatch fail, evidence of the
+    failure as correctness is, not a measurement of the run.
     """
     if view.run is None or view.run["spec"]["status"] != "failed":
         return
@@ -363,10 +360,11 @@ def check_failed_run(view: RecordView) -> Iterator[Problem]:
 
 
 def check_protocol_timer(view: RecordView) -> Iterator[Problem]:
-    """A run whose protocol's timer is ``not_applicable`` has no timing and no duration.
+    """Where the input carries the protocol, a timer of ``not_applicable`` (nothing was
+    timed, says the schema) means the run has no timing and no measurement in a time unit.
 
-    The schema's Timer: ``not_applicable`` "when nothing was timed (memory
-    measurements)". Checked where the input carries the protocol (a bundle).
+    Only the timing is reported when there is one: its latency measurements follow
+    from it.
     """
     if view.run is None or view.protocol is None:
         return
@@ -394,11 +392,8 @@ def check_protocol_timer(view: RecordView) -> Iterator[Problem]:
 
 
 def check_min_samples(view: RecordView) -> Iterator[Problem]:
-    """timing.samples is at least the protocol's minSamples, when both are given.
-
-    The schema's minSamples: the "fewest timed samples behind any statistic". Checked
-    where the input carries the protocol (a bundle).
-    """
+    """Where the input carries the protocol, timing.samples is at least its minSamples
+    (the "fewest timed samples behind any statistic", says the schema)."""
     if view.run is None or view.protocol is None:
         return
     least = view.protocol["spec"]["measurement"].get("minSamples")

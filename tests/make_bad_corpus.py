@@ -239,6 +239,7 @@ def failed(extra: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]]
 
 
 MEDIAN = '"median": 2290080'
+BW = {"unit": "GB/s", "value": 258.872, "metric": "bandwidth", "statistic": "median"}
 # Issue 10: false passes, contradictions and crashes, each class with several cases.
 CASES.update(
     {
@@ -288,7 +289,7 @@ CASES.update(
         # Contradictions.
         "failed-with-latency.json": (
             edit(failed(lambda d: None)),
-            "a failed run has no valid timing, but carries latency p20",
+            "a failed run has no valid measurement, but carries latency p20",
         ),
         "failed-with-ms-measurement.json": (
             edit(
@@ -299,7 +300,7 @@ CASES.update(
                     )
                 )
             ),
-            "[failed-with-timing]",
+            "[failed-with-measurement]",
         ),
         "latency-in-bytes.json": (
             edit(setter("/run/spec/measurements/0/unit", "B")),
@@ -312,6 +313,119 @@ CASES.update(
         "latency-quantile-in-gib.json": (
             edit(setter("/run/spec/measurements/1/unit", "GiB")),
             "/run/spec/measurements/1/unit: latency p80 is in 'GiB'",
+        ),
+        # Red team: contradictions between statistics, units and the protocol.
+        "failed-with-bandwidth.json": (
+            edit(failed(lambda d: d["run"]["spec"]["measurements"].__setitem__(slice(None), [BW]))),
+            "a failed run has no valid measurement, but carries bandwidth median",
+        ),
+        "failed-with-memory.json": (
+            edit(
+                failed(
+                    lambda d: d["run"]["spec"]["measurements"].__setitem__(
+                        slice(None),
+                        [{"unit": "MiB", "value": 12.5, "metric": "memory", "statistic": "max"}],
+                    )
+                )
+            ),
+            "[failed-with-measurement]",
+        ),
+        "mean-below-min.json": (
+            edit(lambda d: d["run"]["spec"]["timing"]["latencyNs"].update(mean=1, min=2288000)),
+            "/run/spec/timing/latencyNs/mean: latency mean 1 ns is below its min 2288000 ns",
+        ),
+        "mean-above-max-measurement.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].extend(
+                    [
+                        {"unit": "ms", "value": 2.3, "metric": "latency", "statistic": "max"},
+                        {"unit": "ms", "value": 2.31, "metric": "latency", "statistic": "mean"},
+                    ]
+                )
+            ),
+            "latency mean 2.31 ms is above its max 2.3 ms; a mean lies between min and max",
+        ),
+        "bandwidth-mean-below-min.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].extend(
+                    [
+                        {**BW, "statistic": "min", "value": 2.0},
+                        {**BW, "statistic": "mean", "value": 1.5},
+                    ]
+                )
+            ),
+            "bandwidth mean 1.5 GB/s is below its min 2.0 GB/s",
+        ),
+        "timer-not-applicable-with-timing.json": (
+            edit(setter("/protocol/spec/measurement/timer", "not_applicable")),
+            "/run/spec/timing: the run has timing, but its protocol's timer is 'not_applicable'",
+        ),
+        "timer-not-applicable-with-duration.json": (
+            edit(
+                lambda d: (
+                    set_at(d, "/protocol/spec/measurement/timer", "not_applicable"),
+                    d["run"]["spec"].pop("timing"),
+                    d["run"]["spec"]["measurements"].__setitem__(
+                        slice(1, None),
+                        [{"unit": "MiB", "value": 12.5, "metric": "memory", "statistic": "max"}],
+                    ),
+                )
+            ),
+            "/run/spec/measurements/0: latency p20 is a duration (2288390 ns), but its protocol's",
+        ),
+        "samples-below-min-samples.json": (
+            edit(
+                lambda d: (
+                    set_at(d, "/protocol/spec/measurement/minSamples", 100),
+                    set_at(d, "/run/spec/timing/samples", 5),
+                )
+            ),
+            "/run/spec/timing/samples: 5 timed samples, below its protocol's minSamples 100",
+        ),
+        "bandwidth-in-ms.json": (
+            edit(lambda d: d["run"]["spec"]["measurements"].append({**BW, "unit": "ms"})),
+            "bandwidth median is in 'ms', a unit of time; expected a bytes/s unit",
+        ),
+        "memory-in-ns.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].append(
+                    {"unit": "ns", "value": 12, "metric": "memory", "statistic": "max"}
+                )
+            ),
+            "memory max is in 'ns', a unit of time; expected a bytes unit",
+        ),
+        "throughput-in-bytes.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].append(
+                    {"unit": "B", "value": 12, "metric": "throughput", "statistic": "median"}
+                )
+            ),
+            "throughput median is in 'B', a unit of bytes; expected a flop/s unit",
+        ),
+        # One metric in two dimensions: a unit problem, not an ordering one.
+        "bandwidth-p80-in-gib.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].extend(
+                    [BW, {**BW, "statistic": "p80", "unit": "GiB", "value": 0.5}]
+                )
+            ),
+            "bandwidth p80 is in 'GiB', a unit of bytes; expected a bytes/s unit",
+        ),
+        "custom-metric-in-two-dimensions.json": (
+            edit(
+                lambda d: d["run"]["spec"]["measurements"].extend(
+                    [
+                        {"unit": "ms", "value": 3.0, "metric": "step", "statistic": "median"},
+                        {"unit": "B", "value": 1.0, "metric": "step", "statistic": "p20"},
+                    ]
+                )
+            ),
+            "step p20 is in 'B', a unit of bytes; expected a time unit as its median in 'ms' is",
+        ),
+        # The fast validator's anyOf message, reworded: a large integral float parameter.
+        "parameter-integral-float-beyond-2p53.json": (
+            TEXT.replace('"ms_20": 2.2883904933929444', '"ms_20": 1e16').encode(),
+            "/run/spec/sourceNative/metrics/ms_20: expected a JSON scalar that can enter a digest",
         ),
         # Crashes before: numbers Python cannot read or convert.
         "integer-too-long.json": (

@@ -421,7 +421,7 @@ def test_failed_run_with_latency_measurements_is_a_contradiction(
     spec.update(status="failed", failure={"reason": "timeout", "message": "took too long"})
     del spec["timing"]
     problems = ki.validate(example)
-    assert [p.code for p in problems] == ["failed-with-timing"] * 2
+    assert [p.code for p in problems] == ["failed-with-measurement"] * 2
     del spec["measurements"]
     assert ki.validate(example) == []
 

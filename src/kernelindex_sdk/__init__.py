@@ -19,6 +19,7 @@ from .convert import (
     make_converter,
 )
 from .errors import (
+    ArgumentError,
     CanonicalizationError,
     KernelIndexError,
     Problem,
@@ -31,6 +32,7 @@ from .validation import check, validate
 __all__ = [
     "API_VERSION",
     "SAFE_INT",
+    "ArgumentError",
     "CanonicalizationError",
     "KernelIndexError",
     "Problem",

@@ -18,6 +18,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from ._messages import short_repr
 from ._schemas import SAFE_INT
 from ._time import format_observed_at, parse_observed_at
+from .errors import CanonicalizationError
 from .models import Scalar
 
 __all__ = ["as_json", "configure_converter", "default_converter", "make_converter", "wire_names"]
@@ -61,6 +62,10 @@ def _structure_datetime(value: Any, _: Any) -> datetime:
     return parse_observed_at(value)
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 def _is_optional(tp: Any) -> bool:
     return get_origin(tp) in (Union, types.UnionType) and type(None) in get_args(tp)
 
@@ -90,6 +95,11 @@ def configure_converter(converter: cattrs.Converter) -> None:
     converter.register_structure_hook(Scalar, _structure_scalar)
     converter.register_structure_hook(datetime, _structure_datetime)
     converter.register_unstructure_hook(datetime, format_observed_at)
+    # A scalar is written as it is. cattrs would unstructure a dict or list found there
+    # (a model built by hand) by recursing, so a map that contains itself, or one nested
+    # 100,000 deep, raised RecursionError; left as it is, check_json_value (which every
+    # writer, digest and validation runs) reports it with a pointer instead.
+    converter.register_unstructure_hook(Scalar, _identity)
 
     def optional_hook(tp: Any) -> Callable[[Any, Any], Any]:
         inner_args = tuple(a for a in get_args(tp) if a is not type(None))
@@ -140,8 +150,19 @@ def as_json(value: Any) -> Any:
     """Return the JSON value of a model instance; any other value is returned unchanged.
 
     Lets every API that takes a JSON value take a model too (validate, check, dumps and
-    the digest helpers).
+    the digest helpers). What a model holds where the schema has a scalar is returned as
+    it is, not converted: a dict there that contains itself, or nests too deep, reaches
+    :func:`~kernelindex_sdk._jsonvalue.check_json_value` as the JSON value path does.
+
+    Raises:
+        CanonicalizationError: when a model nests models too deep to convert.
     """
     if attrs.has(type(value)):
-        return default_converter.unstructure(value)
+        try:
+            return default_converter.unstructure(value)
+        except RecursionError:
+            # Only a model built by hand can nest this deep; refuse it as any writer does.
+            raise CanonicalizationError(
+                pointer="", reason="the model nests too deep to convert"
+            ) from None
     return value

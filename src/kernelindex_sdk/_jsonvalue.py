@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
+from ._messages import article
 from ._schemas import SAFE_INT
 from .errors import CanonicalizationError
 
@@ -65,7 +66,7 @@ def _check_scalar(node: Any, pointer: str, digest: bool) -> bool:
             raise CanonicalizationError(pointer=pointer, reason=f"{node!r} is not a JSON number")
         return True
     raise CanonicalizationError(
-        pointer=pointer, reason=f"expected a JSON value, got a {type(node).__name__}"
+        pointer=pointer, reason=f"expected a JSON value, got {article(type(node).__name__)}"
     )
 
 

@@ -14,9 +14,16 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from ._jsontext import escape_token
+from ._schemas import load_schemas
 from .errors import Problem
 
-__all__ = ["pattern_message", "problems_from_error", "problems_from_fast_error", "short_repr"]
+__all__ = [
+    "article",
+    "pattern_message",
+    "problems_from_error",
+    "problems_from_fast_error",
+    "short_repr",
+]
 
 _repr = reprlib.Repr()
 _repr.maxstring = 80
@@ -34,6 +41,15 @@ _TYPE_NAMES = {
     "boolean": "a boolean",
     "null": "null",
 }
+
+
+def article(noun: str) -> str:
+    """``noun`` after its indefinite article: "an ExecutionEnvironment", "a Workload".
+
+    By the first letter, which is right for the names messages show (kinds, model
+    classes); a noun said with a leading consonant sound ("unit") is no input for it.
+    """
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
 
 
 def short_repr(value: Any) -> str:
@@ -127,9 +143,18 @@ def _min_properties(e: ValidationError) -> str:
 
 
 def _any_of(e: ValidationError) -> str:
-    kinds = [_type_name(s) for s in _value(e) if isinstance(s, dict) and "type" in s]
+    return _any_of_message(_schema(e), _instance(e))
+
+
+def _any_of_message(schema: Any, instance: Any) -> str:
+    # What the schema wants, in its definition's words; without a description, the
+    # branches' types.
+    description = str(schema.get("description", "")).rstrip(".")
+    if description:
+        return f"expected {description[0].lower()}{description[1:]}, got {short_repr(instance)}"
+    kinds = [_type_name(s) for s in schema["anyOf"] if isinstance(s, dict) and "type" in s]
     expected = ", ".join(dict.fromkeys(kinds)) or "a matching value"
-    return f"expected one of: {expected} (within bounds), got {short_repr(_instance(e))}"
+    return f"expected one of: {expected} (within bounds), got {short_repr(instance)}"
 
 
 _MESSAGES: dict[str, Callable[[ValidationError], str]] = {
@@ -198,6 +223,18 @@ def problems_from_error(error: ValidationError, base: str = "") -> Iterator[Prob
     yield Problem(pointer=pointer, message=message, code=str(keyword))
 
 
+def _fast_any_of(at: list[Any], instance: Any) -> str:
+    # jsonschema-rs says only that no branch matched: say what the schema wants, from
+    # the description of the definition holding the anyOf (a path within its file).
+    for schema in load_schemas().values():
+        node: Any = schema
+        for token in at:
+            node = node.get(str(token)) if isinstance(node, dict) else None
+        if isinstance(node, dict) and "anyOf" in node:
+            return _any_of_message(node, instance)
+    return f"expected one of the allowed forms, got {short_repr(instance)}"
+
+
 def problems_from_fast_error(error: Any) -> Iterator[Problem]:
     """Yield the problem one jsonschema-rs error stands for (used where the two disagree)."""
     pointer = _pointer(error.instance_path)
@@ -222,6 +259,8 @@ def problems_from_fast_error(error: Any) -> Iterator[Problem]:
         return
     if keyword == "pattern" and isinstance(pattern, str):
         message = pattern_message(pattern, error.instance)
+    elif keyword == "anyOf":
+        message = _fast_any_of(path[:-1], error.instance)
     else:
         message = str(error.message)
     yield Problem(pointer=pointer, message=message, code=keyword)

@@ -11,7 +11,8 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
-from typing import Any, Final
+from fractions import Fraction
+from typing import Any, Final, NamedTuple
 
 import attrs
 import rfc8785
@@ -49,9 +50,20 @@ _UNITS: Final = {
 }
 # The unit each dimension's values are compared in.
 _BASE_UNIT: Final = {"time": "ns", "bytes": "B", "bytes/s": "B/s", "flop/s": "FLOP/s", "one": "1"}
-_TIME_UNITS: Final = ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == "time")
-# The dimension a metric's unit must have, for metrics whose name fixes it.
-_METRIC_DIMENSION: Final = {"latency": "time"}
+# The dimension a metric's unit must have, for the metrics the schema names (common.json
+# Metric: "latency, memory, bandwidth or throughput"); throughput counts operations per
+# second, the only such units being FLOP/s and its multiples.
+_METRIC_DIMENSION: Final = {
+    "latency": "time",
+    "memory": "bytes",
+    "bandwidth": "bytes/s",
+    "throughput": "flop/s",
+}
+# How a message names a dimension before "unit".
+_ADJECTIVE: Final = {"one": "dimensionless"}
+# latencyNs holds integers, so each is its value rounded to the nanosecond: compared
+# with a measurement, it may be off by half a nanosecond.
+_ROUNDING: Final = Fraction(1, 2)
 # Year, month, day, hour, minute, second (the milliseconds need no check).
 _OBSERVED_AT: Final = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.[0-9]{3}Z"
@@ -82,37 +94,135 @@ def _scaled(value: float, factor: int) -> float:
         return math.inf
 
 
-def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, float, str]]:
-    """Yield (metric, statistic, value in base units, pointer) of a run's measured values."""
+def _units_of(dimension: str) -> str:
+    return ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == dimension)
+
+
+def _dimensions(run: dict[str, Any]) -> dict[str, str]:
+    """Each metric's dimension: the schema's for the metrics it names, otherwise that of
+    the metric's first measurement."""
+    found = dict(_METRIC_DIMENSION)
+    for m in run["spec"].get("measurements", ()):
+        found.setdefault(m["metric"], _UNITS[m["unit"]][0])
+    return found
+
+
+def _exact(value: float, factor: int) -> float | Fraction:
+    # The decimal the document wrote (repr is the shortest text reading back as the
+    # double), times the factor: no rounding, so equal values in ms and ns compare equal.
+    # In the base unit already, the value is its own exact form (Python compares ints
+    # and floats exactly).
+    if factor == 1:
+        return value
+    return (Fraction(repr(value)) if isinstance(value, float) else Fraction(value)) * factor
+
+
+class _Value(NamedTuple):
+    """One statistic of a metric, in its dimension's base unit."""
+
+    statistic: str
+    value: float | Fraction
+    raw: float  # as the document writes it, in unit
+    unit: str
+    pointer: str
+    rounded: bool  # from latencyNs: an integer rounded to the nanosecond
+
+
+def _shown(v: _Value) -> str:
+    return f"{short_repr(v.raw)} {v.unit}"
+
+
+def _below(a: _Value, b: _Value) -> bool:
+    """Whether ``a`` is certainly below ``b``: by more than the rounding of latencyNs
+    when exactly one of them comes from it (both rounded alike keep their order)."""
+    if a.rounded == b.rounded:
+        return a.value < b.value
+    if type(a.value) is int and type(b.value) is int:
+        return 2 * a.value + 1 < 2 * b.value  # the same, without Fraction's cost
+    return Fraction(a.value) + _ROUNDING < Fraction(b.value)
+
+
+def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
+    """Each metric's measured values, in its base unit; a measurement in a unit of
+    another dimension than its metric's (comparing GiB with ns means nothing), or one
+    that overflows a double in the base unit, is left out: check_units reports both."""
     spec = run["spec"]
+    dimensions = _dimensions(run)
+    found: dict[str, list[_Value]] = {}
     for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
-        yield "latency", stat, value, f"{run_at}/spec/timing/latencyNs/{stat}"
+        found.setdefault("latency", []).append(
+            _Value(stat, value, value, "ns", f"{run_at}/spec/timing/latencyNs/{stat}", True)
+        )
     for i, m in enumerate(spec.get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
-        if _METRIC_DIMENSION.get(m["metric"], dimension) != dimension:
-            continue  # check_units reports it; comparing GiB with ns means nothing
-        value = _scaled(m["value"], factor)
-        if math.isfinite(value):
-            yield m["metric"], m["statistic"], value, f"{run_at}/spec/measurements/{i}"
+        if dimensions[m["metric"]] != dimension or not math.isfinite(_scaled(m["value"], factor)):
+            continue  # check_units reports either: one problem, not one more per statistic
+        found.setdefault(m["metric"], []).append(
+            _Value(
+                m["statistic"],
+                _exact(m["value"], factor),
+                m["value"],
+                m["unit"],
+                f"{run_at}/spec/measurements/{i}",
+                False,
+            )
+        )
+    return found
 
 
 def check_quantile_order(view: RecordView) -> Iterator[Problem]:
-    """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on."""
+    """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on,
+    compared exactly in the base unit (2.29 ms equals 2290000 ns), a latencyNs value
+    (rounded to the nanosecond) within half a nanosecond of a measurement."""
     if view.run is None:
         return
-    groups: dict[str, list[tuple[int, str, float, str]]] = {}
-    for metric, stat, value, pointer in _statistics(view.run, view.run_at):
-        if stat in _ORDER:
-            groups.setdefault(metric, []).append((_ORDER[stat], stat, value, pointer))
-    for metric, entries in groups.items():
-        entries.sort()
-        for (rank_a, stat_a, a, _), (rank_b, stat_b, b, ptr_b) in itertools.pairwise(entries):
-            if rank_a < rank_b and b < a:
+    for metric, values in _statistics(view.run, view.run_at).items():
+        entries = sorted(
+            ((_ORDER[v.statistic], i, v) for i, v in enumerate(values) if v.statistic in _ORDER),
+            key=lambda e: (e[0], e[1]),
+        )
+        for (rank_a, _, a), (rank_b, _, b) in itertools.pairwise(entries):
+            if rank_a < rank_b and _below(b, a):
                 yield Problem(
-                    pointer=ptr_b,
-                    message=f"{metric} {stat_b} is below its {stat_a}; quantiles must be ordered",
+                    pointer=b.pointer,
+                    message=(
+                        f"{metric} {b.statistic} is below its {a.statistic};"
+                        " quantiles must be ordered"
+                    ),
                     code="quantile-order",
                 )
+
+
+def check_mean_in_range(view: RecordView) -> Iterator[Problem]:
+    """A metric's mean lies between its min and its max, when they are given; compared
+    as quantiles are.
+
+    A mean of samples is never below the smallest nor above the largest.
+    """
+    if view.run is None:
+        return
+    spec = view.run["spec"]
+    if "mean" not in spec.get("timing", {}).get("latencyNs", {}) and not any(
+        m["statistic"] == "mean" for m in spec.get("measurements", ())
+    ):
+        return  # the common case, decided without converting any value
+    for metric, values in _statistics(view.run, view.run_at).items():
+        means = [v for v in values if v.statistic == "mean"]
+        lows = [v for v in values if v.statistic == "min"]
+        highs = [v for v in values if v.statistic == "max"]
+        for mean in means:
+            low = next((v for v in lows if _below(mean, v)), None)
+            high = next((v for v in highs if _below(v, mean)), None)
+            for bound, side in ((low, "below its min"), (high, "above its max")):
+                if bound is not None:
+                    yield Problem(
+                        pointer=mean.pointer,
+                        message=(
+                            f"{metric} mean {_shown(mean)} is {side} {_shown(bound)};"
+                            " a mean lies between min and max"
+                        ),
+                        code="mean-range",
+                    )
 
 
 def check_median_matches(view: RecordView) -> Iterator[Problem]:
@@ -180,20 +290,37 @@ def check_duplicate_measurements(view: RecordView) -> Iterator[Problem]:
 
 
 def check_units(view: RecordView) -> Iterator[Problem]:
-    """A latency is measured in a time unit; a value converts to its base unit (ns, B...)
-    without overflowing a double."""
+    """Each measurement's unit has its metric's dimension (latency a time, memory bytes,
+    bandwidth bytes per second, throughput FLOP per second, any other metric that of its
+    first measurement), and its value converts to the base unit (ns, B, B/s, FLOP/s)
+    without overflowing a double.
+
+    The units: time ns, us, ms, s; bytes B, KiB, MiB, GiB; B/s, GB/s, TB/s; FLOP/s,
+    GFLOP/s, TFLOP/s. One dimension per metric keeps its statistics comparable: a
+    bandwidth median in GB/s with a p80 in GiB, or a custom metric's median in ms with
+    its p20 in B, is a contradiction, reported here rather than as a quantile order.
+    """
     if view.run is None:
         return
+    dimensions = _dimensions(view.run)
+    first: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
-        expected = _METRIC_DIMENSION.get(m["metric"])
+        expected = dimensions[m["metric"]]
         pointer = f"{view.run_at}/spec/measurements/{i}"
-        if expected is not None and dimension != expected:
+        earlier = first.setdefault(m["metric"], m)
+        if dimension != expected:
+            because = (
+                ""
+                if m["metric"] in _METRIC_DIMENSION
+                else f" as its {earlier['statistic']} in {earlier['unit']!r} is"
+            )
             yield Problem(
                 pointer=f"{pointer}/unit",
                 message=(
                     f"{m['metric']} {m['statistic']} is in {m['unit']!r}, a unit of {dimension};"
-                    f" expected a time unit: {_TIME_UNITS}"
+                    f" expected a {_ADJECTIVE.get(expected, expected)} unit{because}:"
+                    f" {_units_of(expected)}"
                 ),
                 code="unit-dimension",
             )
@@ -210,19 +337,73 @@ def check_units(view: RecordView) -> Iterator[Problem]:
 
 
 def check_failed_run(view: RecordView) -> Iterator[Problem]:
-    """A failed run has no valid timing, so it carries no latency measurement."""
+    """A failed run carries no measurement with a dimension (a duration, size, bandwidth
+    or throughput, whatever its metric): the schema says it has no valid measurement.
+
+    The schema's RunStatus: failed means "no valid measurement; failure says why"; the
+    schema itself forbids timing. A dimensionless value (unit ``'1'``) stays allowed:
+    the harness records there the errors that made a mismatch fail, evidence of the
+    failure as correctness is, not a measurement of the run.
+    """
     if view.run is None or view.run["spec"]["status"] != "failed":
         return
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
-        if m["metric"] == "latency" or _UNITS[m["unit"]][0] == "time":
+        if _UNITS[m["unit"]][0] != "one":
             yield Problem(
                 pointer=f"{view.run_at}/spec/measurements/{i}",
                 message=(
-                    f"a failed run has no valid timing, but carries {m['metric']}"
+                    f"a failed run has no valid measurement, but carries {m['metric']}"
                     f" {m['statistic']} = {short_repr(m['value'])} {m['unit']}"
                 ),
-                code="failed-with-timing",
+                code="failed-with-measurement",
             )
+
+
+def check_protocol_timer(view: RecordView) -> Iterator[Problem]:
+    """Where the input carries the protocol, a timer of ``not_applicable`` (nothing was
+    timed, says the schema) means the run has no timing and no measurement in a time unit.
+
+    Only the timing is reported when there is one: its latency measurements follow
+    from it.
+    """
+    if view.run is None or view.protocol is None:
+        return
+    if view.protocol["spec"]["measurement"]["timer"] != "not_applicable":
+        return
+    because = "its protocol's timer is 'not_applicable' (nothing was timed)"
+    spec = view.run["spec"]
+    if "timing" in spec:
+        yield Problem(
+            pointer=f"{view.run_at}/spec/timing",
+            message=f"the run has timing, but {because}",
+            code="timer-not-applicable",
+        )
+        return  # its latency measurements follow from it: one problem, not one each
+    for i, m in enumerate(spec.get("measurements", ())):
+        if _UNITS[m["unit"]][0] == "time":
+            yield Problem(
+                pointer=f"{view.run_at}/spec/measurements/{i}",
+                message=(
+                    f"{m['metric']} {m['statistic']} is a duration"
+                    f" ({short_repr(m['value'])} {m['unit']}), but {because}"
+                ),
+                code="timer-not-applicable",
+            )
+
+
+def check_min_samples(view: RecordView) -> Iterator[Problem]:
+    """Where the input carries the protocol, timing.samples is at least its minSamples
+    (the "fewest timed samples behind any statistic", says the schema)."""
+    if view.run is None or view.protocol is None:
+        return
+    least = view.protocol["spec"]["measurement"].get("minSamples")
+    samples = view.run["spec"].get("timing", {}).get("samples")
+    if least is not None and samples is not None and samples < least:
+        yield Problem(
+            pointer=f"{view.run_at}/spec/timing/samples",
+            message=f"{samples} timed samples, below its protocol's minSamples {least}",
+            code="min-samples",
+        )
 
 
 def _is_instant(text: str) -> bool:
@@ -334,8 +515,11 @@ CHECKS: Final[tuple[Check, ...]] = (
     check_observed_at,
     check_units,
     check_failed_run,
+    check_protocol_timer,
+    check_min_samples,
     check_primary_statistic,
     check_quantile_order,
+    check_mean_in_range,
     check_median_matches,
     check_duplicate_measurements,
 )

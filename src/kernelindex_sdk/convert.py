@@ -16,10 +16,11 @@ from cattrs.errors import (
 from . import _jsontext, validation
 from ._converter import as_json, configure_converter, default_converter, make_converter, wire_names
 from ._jsonvalue import check_json_value
+from ._messages import short_repr
 from ._published import published_text
 from ._schemas import BUNDLE
 from ._time import format_observed_at, parse_observed_at
-from .errors import CanonicalizationError, Problem, SchemaValidationError
+from .errors import ArgumentError, CanonicalizationError, Problem, SchemaValidationError
 from .models import (
     BenchmarkProtocol,
     BenchmarkRun,
@@ -176,9 +177,14 @@ def dump(obj: Any) -> Any:
 
     This is the value, not the published text: it is not validated (a model of part of a
     record, such as a ``Workload``, has no record schema of its own); :func:`dumps`
-    validates what it writes.
+    validates what it writes. What the model holds where the schema has a scalar is
+    returned as it is: a dict there that contains itself stays so, and :func:`dumps`,
+    :func:`~kernelindex_sdk.validate` and the digests report it.
+
+    Raises:
+        CanonicalizationError: when the model nests models too deep to convert.
     """
-    return default_converter.unstructure(obj)
+    return as_json(obj)
 
 
 def dumps(obj: Any, *, indent: int | None = 2, validate: bool = True) -> str:
@@ -191,8 +197,8 @@ def dumps(obj: Any, *, indent: int | None = 2, validate: bool = True) -> str:
 
     Args:
         obj: A record (a model instance, or its JSON value).
-        indent: 2 for the published form (other widths are not published forms);
-            ``None`` for one compact line.
+        indent: 2 for the published form, ``None`` for one compact line; no other
+            value is a published form, so any other is refused.
         validate: Check the record against the schema and the semantic checks first;
             turn it off only for a value just validated, or to write a JSON value that is
             not a record.
@@ -201,7 +207,14 @@ def dumps(obj: Any, *, indent: int | None = 2, validate: bool = True) -> str:
         CanonicalizationError: when the value has no JSON text (NaN, an infinity, a lone
             surrogate, a cycle, nesting deeper than 128 levels, a non-string key).
         SchemaValidationError: when ``validate`` and the record is invalid.
+        ArgumentError: when ``indent`` is neither 2 nor ``None``.
     """
+    # `type() is int`: True == 1 but is no width.
+    if indent is not None and not (type(indent) is int and indent == 2):
+        raise ArgumentError(
+            argument="indent",
+            reason=f"expected 2 (the published form) or None (compact), got {short_repr(indent)}",
+        )
     value = as_json(obj)
     check_json_value(value)
     if validate:

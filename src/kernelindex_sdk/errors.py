@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 from ._display import display_path, printable, printable_pointer
 
 __all__ = [
+    "ArgumentError",
     "CanonicalizationError",
     "InputError",
     "KernelIndexError",
@@ -121,6 +122,25 @@ def input_errors(source: str | Path) -> Iterator[None]:
         yield
     except OSError as err:
         raise InputError.from_os_error(source, err) from err
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class ArgumentError(KernelIndexError, ValueError):
+    """A library call was given an argument it cannot use: ``indent=4`` for dumps, or a
+    digest helper given ``None``, an unknown kind or an object of another kind.
+
+    It is a ValueError too, as Python's own functions raise for a bad argument.
+
+    Attributes:
+        argument: The parameter, e.g. ``indent`` or ``spec``.
+        reason: What was expected and what was found.
+    """
+
+    argument: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.argument}: {printable(self.reason)}"
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

@@ -20,6 +20,7 @@ import attrs
 from . import _jsontext, digest, validation
 from ._display import display_path
 from ._files import existing_kind, replace_file
+from ._messages import article
 from .convert import dump
 from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents, json_line
 from .errors import InputError, Problem, RecordSetError
@@ -152,7 +153,7 @@ class _Merger:
             if by_name is not None and by_name.content != spec:
                 yield place.problem(
                     f"{pointer}/metadata/name",
-                    f"name {name!r} already names a {kind} with a different spec at"
+                    f"name {name!r} already names {article(kind)} with a different spec at"
                     f" {by_name.place}",
                     "duplicate-name",
                 )

@@ -14,7 +14,7 @@ from typing import IO, Any, Final, NamedTuple
 
 import attrs
 
-from . import _jsontext, documents, validation
+from . import _bundle_reader, _jsontext, documents, validation
 from .convert import dump
 from .documents import FileProblem
 from .errors import SchemaValidationError
@@ -272,10 +272,17 @@ def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) ->
 
 def _load(result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
+    reader = _bundle_reader.BundleReader()
     for document in documents.iter_documents(paths, stdin=stdin):
-        value, text, problems = _jsontext.parse(document.text)
-        if not problems:
-            problems = list(validation.iter_value_problems(value, text=text))
+        quick = reader.read(document.text)
+        if quick is not None:
+            # A valid bundle, read without the full check (see _bundle_reader).
+            result.add(quick, f"{document.source}:{document.line}")
+            continue
+        # Parsed text carries its scan: the value is checked as JSON once, not twice.
+        parsed = _jsontext.parse_document(document.text)
+        value = parsed.value
+        problems = list(validation._parsed_problems(parsed))
         if not problems and not _is_run(value):
             # A valid protocol or environment document: nothing to compare, not an error.
             continue

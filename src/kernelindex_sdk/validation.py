@@ -151,9 +151,7 @@ def _fast_problems(kind: str, doc: Any, *, strict: bool = False) -> list[Problem
     validator = _strict_fast_validator(kind) if strict else _fast_validator(kind)
     try:
         problems = [
-            p
-            for e in validator.iter_errors(doc)
-            for p in _messages.problems_from_fast_error(e)
+            p for e in validator.iter_errors(doc) for p in _messages.problems_from_fast_error(e)
         ]
     except (ValueError, TypeError) as err:
         problems = [

@@ -17,7 +17,7 @@ import attrs
 
 from ._compare_render import FORMATS, as_json, render
 from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, load_runs, run_set
+from ._runs import Run, RunSet, Stat, load_runs, run_set, without_collection
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -231,6 +231,7 @@ def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
+@without_collection
 def compare(
     base: Iterable[Any] | RunSet,
     new: Iterable[Any] | RunSet,

@@ -158,3 +158,17 @@ def test_compare_reads_invalid_lines_with_their_places(
     [problem] = runs.problems
     assert problem.problem.pointer == "/run/spec/timing/latencyNs/median"
     assert problem.problem.line == 2
+
+
+@pytest.mark.parametrize("limit", [0, 100, 4300])
+def test_over_long_integers_are_left_to_the_full_check_whatever_python_s_limit(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    reader = primed(example)
+    monkeypatch.setattr("sys.get_int_max_str_digits", lambda: limit)
+    example["run"]["spec"]["sourceNative"]["metrics"]["long"] = "LONG"
+    text = line(example).replace('"LONG"', "9" * 4301)
+    assert full_problems(text)
+    assert reader.read(text) is None
+    example["run"]["spec"]["sourceNative"]["metrics"]["long"] = 1
+    assert reader.read(line(example)) is not None

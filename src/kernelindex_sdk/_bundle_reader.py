@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any, Final
 
 import jsonschema_rs
@@ -141,14 +142,22 @@ class BundleReader:
                 return None
             return int(literal)
 
-        decoder = json.JSONDecoder(
-            object_pairs_hook=object_pairs,
-            parse_constant=constant,
-            parse_float=number,
-            parse_int=integer,
-        )
-        # The decoder's own scanner and string reader, as json.loads uses them.
-        self._scan = decoder.scan_once  # type: ignore[attr-defined]
+        def scanner(parse_int: Any) -> Any:
+            decoder = json.JSONDecoder(
+                object_pairs_hook=object_pairs,
+                parse_constant=constant,
+                parse_float=number,
+                parse_int=parse_int,
+            )
+            # The decoder's own scanner, as json.loads uses it.
+            return decoder.scan_once  # type: ignore[attr-defined]
+
+        # Where Python refuses integers of more than MAX_INT_DIGITS digits (its default
+        # limit), int() in C refuses them as the hook would (ValueError: left to the
+        # full check), three microseconds a record sooner.
+        self._scan_int_limited = scanner(None)
+        self._scan_int_hooked = scanner(integer)
+        self._scan = self._scan_int_hooked
         self._scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
     @property
@@ -169,6 +178,8 @@ class BundleReader:
                 return None
         else:
             text = data
+        limited = sys.get_int_max_str_digits() == _jsontext.MAX_INT_DIGITS
+        self._scan = self._scan_int_limited if limited else self._scan_int_hooked
         try:
             return self._read(text)
         except (ValueError, RecursionError, IndexError, KeyError, TypeError):

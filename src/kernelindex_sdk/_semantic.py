@@ -82,37 +82,57 @@ def _scaled(value: float, factor: int) -> float:
         return math.inf
 
 
-def _statistics(run: dict[str, Any], run_at: str) -> Iterator[tuple[str, str, float, str]]:
-    """Yield (metric, statistic, value in base units, pointer) of a run's measured values."""
+def _statistics(run: dict[str, Any]) -> Iterator[tuple[str, str, float, str | int]]:
+    """Yield (metric, statistic, value in base units, where) of a run's measured values.
+
+    ``where`` is the latencyNs key, or the index in measurements: the pointer is built
+    only for a problem (this runs on every record).
+    """
     spec = run["spec"]
     for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
-        yield "latency", stat, value, f"{run_at}/spec/timing/latencyNs/{stat}"
+        yield "latency", stat, value, stat
     for i, m in enumerate(spec.get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
         if _METRIC_DIMENSION.get(m["metric"], dimension) != dimension:
             continue  # check_units reports it; comparing GiB with ns means nothing
         value = _scaled(m["value"], factor)
         if math.isfinite(value):
-            yield m["metric"], m["statistic"], value, f"{run_at}/spec/measurements/{i}"
+            yield m["metric"], m["statistic"], value, i
+
+
+def _statistic_pointer(run_at: str, where: str | int) -> str:
+    if isinstance(where, int):
+        return f"{run_at}/spec/measurements/{where}"
+    return f"{run_at}/spec/timing/latencyNs/{where}"
 
 
 def check_quantile_order(view: RecordView) -> Iterator[Problem]:
     """Quantiles of one metric are ordered: min <= p20 <= median <= p80 <= max, and so on."""
     if view.run is None:
         return
-    groups: dict[str, list[tuple[int, str, float, str]]] = {}
-    for metric, stat, value, pointer in _statistics(view.run, view.run_at):
-        if stat in _ORDER:
-            groups.setdefault(metric, []).append((_ORDER[stat], stat, value, pointer))
+    groups: dict[str, list[tuple[int, str, float, str | int]]] = {}
+    for metric, stat, value, where in _statistics(view.run):
+        rank = _ORDER.get(stat)
+        if rank is not None:
+            groups.setdefault(metric, []).append((rank, stat, value, where))
     for metric, entries in groups.items():
-        entries.sort()
-        for (rank_a, stat_a, a, _), (rank_b, stat_b, b, ptr_b) in itertools.pairwise(entries):
+        if len(entries) < 2:
+            continue
+        entries.sort(key=_order)
+        for (rank_a, stat_a, a, _), (rank_b, stat_b, b, where_b) in itertools.pairwise(entries):
             if rank_a < rank_b and b < a:
                 yield Problem(
-                    pointer=ptr_b,
+                    pointer=_statistic_pointer(view.run_at, where_b),
                     message=f"{metric} {stat_b} is below its {stat_a}; quantiles must be ordered",
                     code="quantile-order",
                 )
+
+
+def _order(entry: tuple[int, str, float, str | int]) -> tuple[int, str, float, str]:
+    """Rank, statistic, value, then the pointer's text order: measurements/10 before
+    measurements/2, both before timing/latencyNs (ties report as they always have)."""
+    rank, stat, value, where = entry
+    return rank, stat, value, f"m{where}" if isinstance(where, int) else f"t{where}"
 
 
 def check_median_matches(view: RecordView) -> Iterator[Problem]:
@@ -187,10 +207,9 @@ def check_units(view: RecordView) -> Iterator[Problem]:
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
         expected = _METRIC_DIMENSION.get(m["metric"])
-        pointer = f"{view.run_at}/spec/measurements/{i}"
         if expected is not None and dimension != expected:
             yield Problem(
-                pointer=f"{pointer}/unit",
+                pointer=f"{view.run_at}/spec/measurements/{i}/unit",
                 message=(
                     f"{m['metric']} {m['statistic']} is in {m['unit']!r}, a unit of {dimension};"
                     f" expected a time unit: {_TIME_UNITS}"
@@ -200,7 +219,7 @@ def check_units(view: RecordView) -> Iterator[Problem]:
         elif not math.isfinite(_scaled(m["value"], factor)):
             base = _BASE_UNIT[dimension]
             yield Problem(
-                pointer=f"{pointer}/value",
+                pointer=f"{view.run_at}/spec/measurements/{i}/value",
                 message=(
                     f"{short_repr(m['value'])} {m['unit']} overflows a double"
                     + (f" when converted to {base}" if base != m["unit"] else "")

@@ -262,7 +262,10 @@ class BundleReader:
         # As _jsontext.parse_document: only such text can hold a lone surrogate or
         # nest past MAX_DEPTH; leave it to the full walk.
         brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
-        if tail.surrogate or _ESCAPED_SURROGATE.search(text, 0, end) or brackets > MAX_DEPTH:
+        if tail.surrogate or brackets > MAX_DEPTH:
+            return None
+        # The regular expression only where an escape could start one (rarely).
+        if text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end):
             return None
         return [(key, value), *tail.members]
 

@@ -121,6 +121,15 @@ def test_a_mutated_record_is_left_to_the_full_check(
         '[{"run": RUN, "protocol": PROTOCOL, "environment": ENVIRONMENT}]',
         '{"run": RUN, "protocol": PROTOCOL, "environment": ENVIRONMENT,}',
         '\ufeff{"run": RUN, "protocol": PROTOCOL, "environment": ENVIRONMENT}',
+        # No value where one must be, an empty document, blank text.
+        '{"run": }',
+        '{"run": RUN, "protocol": , "environment": ENVIRONMENT}',
+        '{"run": RUN, "protocol": PROTOCOL, "environment": ',
+        "{}",
+        "",
+        "   ",
+        '{"run" RUN}',
+        "{run: RUN}",
     ],
 )
 def test_bad_json_is_left_to_the_full_check(example: dict[str, Any], text: str) -> None:

@@ -182,7 +182,8 @@ class BundleReader:
         self._scan = self._scan_int_limited if limited else self._scan_int_hooked
         try:
             return self._read(text)
-        except (ValueError, RecursionError, IndexError, KeyError, TypeError):
+        except (ValueError, RecursionError, IndexError, KeyError, TypeError, StopIteration):
+            # StopIteration: the scanner found no value where one must be.
             return None
 
     def _member(self, text: str, idx: int) -> tuple[str, Any, int] | None:
@@ -262,12 +263,11 @@ class BundleReader:
         # As _jsontext.parse_document: only such text can hold a lone surrogate or
         # nest past MAX_DEPTH; leave it to the full walk.
         brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
-        if tail.surrogate or brackets > MAX_DEPTH:
-            return None
         # The regular expression only where an escape could start one (rarely).
-        if text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end):
-            return None
-        return [(key, value), *tail.members]
+        surrogate = tail.surrogate or (
+            text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
+        )
+        return None if surrogate or brackets > MAX_DEPTH else [(key, value), *tail.members]
 
     def _read(self, text: str) -> dict[str, Any] | None:
         members = self._members(text)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLE
 
 from kernelindex_sdk import _bundle_reader, _jsontext, compare, validation
 
@@ -34,9 +33,11 @@ def test_the_reader_is_on_for_the_shipped_bundle_schema() -> None:
     assert _bundle_reader.BundleReader().enabled
 
 
-def test_a_valid_bundle_reads_as_the_strict_parser_reads_it(example: dict[str, Any]) -> None:
+def test_a_valid_bundle_reads_as_the_strict_parser_reads_it(
+    example: dict[str, Any], example_text: str
+) -> None:
     reader = primed(example)
-    text = EXAMPLE.read_text("utf-8")
+    text = example_text
     assert reader.read(text) == _jsontext.parse(text)[0]
     assert reader.read(text.encode()) == example
     # Read again, from the kept tails: one per text (the indented file's, the line's).

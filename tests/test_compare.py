@@ -419,3 +419,30 @@ def test_provider_filters_compare_providers_of_one_file(files: Any) -> None:
     assert status == 0
     assert "0.250" in out
     assert "-75.0%" in out
+
+
+def test_the_collector_is_paused_while_reading_and_pairing_and_restored_after() -> None:
+    import gc
+
+    from kernelindex_sdk._runs import without_collection
+
+    seen: list[bool] = []
+
+    @without_collection
+    def work(fail: bool) -> None:
+        seen.append(gc.isenabled())
+        if fail:
+            raise RuntimeError("boom")
+
+    assert gc.isenabled()
+    work(False)
+    with pytest.raises(RuntimeError):
+        work(True)
+    assert seen == [False, False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        work(False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -454,3 +454,21 @@ def test_a_value_sharing_at_every_level_is_refused_not_walked_forever() -> None:
         shared = [shared, shared]
     [problem] = ki.validate({"run": shared})
     assert "too large to check" in problem.message
+
+
+def test_the_strict_fast_copy_refuses_an_integral_float_without_the_reference(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jsonschema-rs's strict copy decides; the reference only explains."""
+
+    class Lenient:
+        def iter_errors(self, _: Any) -> list[Any]:
+            return []
+
+    monkeypatch.setattr(validation, "_reference_validator", lambda kind: Lenient())
+    example["protocol"]["spec"]["measurement"]["minSamples"] = 100.0
+    assert validation._fast_is_valid("RecordBundle", example)
+    assert not validation._fast_is_valid("RecordBundle", example, strict=True)
+    [problem] = ki.validate(example)
+    assert problem.pointer == "/protocol/spec/measurement/minSamples"
+    assert "without a fraction" in problem.message

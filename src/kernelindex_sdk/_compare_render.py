@@ -7,6 +7,7 @@ import io
 import json
 from typing import TYPE_CHECKING, Any, Final
 
+from ._runs import without_collection
 from ._tables import markdown_table, spread, text_table
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ FORMATS: Final = ("text", "markdown", "json", "csv")
 _HEADER: Final = ("workload", "base", "new", "BASE median (p20-p80)", "NEW median (p20-p80)")
 
 
+@without_collection
 def render(comparison: Comparison, fmt: str = "text") -> str:
     """The comparison in one of :data:`FORMATS`, ending with a newline.
 

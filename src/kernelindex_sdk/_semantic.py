@@ -6,7 +6,6 @@ problems; validation.py runs them in table order.
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -177,20 +176,28 @@ def check_quantile_order(view: RecordView) -> Iterator[Problem]:
     if view.run is None:
         return
     for metric, values in _statistics(view.run, view.run_at).items():
-        entries = sorted(
-            ((_ORDER[v.statistic], i, v) for i, v in enumerate(values) if v.statistic in _ORDER),
-            key=lambda e: (e[0], e[1]),
-        )
-        for (rank_a, _, a), (rank_b, _, b) in itertools.pairwise(entries):
-            if rank_a < rank_b and _below(b, a):
-                yield Problem(
-                    pointer=b.pointer,
-                    message=(
-                        f"{metric} {b.statistic} is below its {a.statistic};"
-                        " quantiles must be ordered"
-                    ),
-                    code="quantile-order",
-                )
+        ranked: dict[int, list[_Value]] = {}
+        for v in values:
+            if v.statistic in _ORDER:
+                ranked.setdefault(_ORDER[v.statistic], []).append(v)
+        # Every value of a rank is compared with the largest value of all lower ranks, so
+        # a statistic given twice (latencyNs and a measurement) is checked both times.
+        top: _Value | None = None
+        for rank in sorted(ranked):
+            group = ranked[rank]
+            for b in group:
+                if top is not None and _below(b, top):
+                    yield Problem(
+                        pointer=b.pointer,
+                        message=(
+                            f"{metric} {b.statistic} is below its {top.statistic};"
+                            " quantiles must be ordered"
+                        ),
+                        code="quantile-order",
+                    )
+            for a in group:
+                if top is None or _below(top, a):
+                    top = a
 
 
 def check_mean_in_range(view: RecordView) -> Iterator[Problem]:
@@ -307,7 +314,6 @@ def check_units(view: RecordView) -> Iterator[Problem]:
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
         expected = dimensions[m["metric"]]
-        pointer = f"{view.run_at}/spec/measurements/{i}"
         earlier = first.setdefault(m["metric"], m)
         if dimension != expected:
             because = (
@@ -316,7 +322,7 @@ def check_units(view: RecordView) -> Iterator[Problem]:
                 else f" as its {earlier['statistic']} in {earlier['unit']!r} is"
             )
             yield Problem(
-                pointer=f"{pointer}/unit",
+                pointer=f"{view.run_at}/spec/measurements/{i}/unit",
                 message=(
                     f"{m['metric']} {m['statistic']} is in {m['unit']!r}, a unit of {dimension};"
                     f" expected a {_ADJECTIVE.get(expected, expected)} unit{because}:"
@@ -327,7 +333,7 @@ def check_units(view: RecordView) -> Iterator[Problem]:
         elif not math.isfinite(_scaled(m["value"], factor)):
             base = _BASE_UNIT[dimension]
             yield Problem(
-                pointer=f"{pointer}/value",
+                pointer=f"{view.run_at}/spec/measurements/{i}/value",
                 message=(
                     f"{short_repr(m['value'])} {m['unit']} overflows a double"
                     + (f" when converted to {base}" if base != m["unit"] else "")

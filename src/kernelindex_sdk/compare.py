@@ -9,7 +9,7 @@ the key: it pairs the runs of one key when a side has several. See docs/compare.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
 from typing import Any, Final
 
@@ -17,7 +17,7 @@ import attrs
 
 from ._compare_render import FORMATS, as_json, render
 from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, load_runs, run_set
+from ._runs import Run, RunSet, Stat, load_runs, run_set, without_collection
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -203,14 +203,16 @@ def workload_label(run: Run, names: Iterable[str] | None = None) -> str:
     return " ".join([w.operation, w.pass_, *params])
 
 
-def _key(run: Run, across_environments: bool, across_protocols: bool) -> tuple[str, ...]:
-    key = [run.metric, run.workload_digest]
-    if not across_protocols:
-        key.append(run.protocol_digest)
-        # Across protocols implies across environments: the pair is on the workload alone.
-        if not across_environments:
-            key.append(run.environment_digest)
-    return tuple(key)
+def _key_function(
+    across_environments: bool, across_protocols: bool
+) -> Callable[[Run], tuple[str, ...]]:
+    """The pairing key of a run: metric, workload, and the protocol and environment digests
+    unless pairing across them. Across protocols implies across environments."""
+    if across_protocols:
+        return lambda r: (r.metric, r.workload_digest)
+    if across_environments:
+        return lambda r: (r.metric, r.workload_digest, r.protocol_digest)
+    return lambda r: (r.metric, r.workload_digest, r.protocol_digest, r.environment_digest)
 
 
 def _group(
@@ -231,6 +233,7 @@ def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
+@without_collection
 def compare(
     base: Iterable[Any] | RunSet,
     new: Iterable[Any] | RunSet,
@@ -268,9 +271,7 @@ def compare(
         raise ValueError(f"threshold: expected a fraction >= 0, got {threshold!r}")
     base_set, new_set = run_set(base), run_set(new)
 
-    def keyed(run: Run) -> tuple[str, ...]:
-        return _key(run, across_environments, across_protocols)
-
+    keyed = _key_function(across_environments, across_protocols)
     base_groups = _group(base_set.runs, keyed, base_provider)
     new_groups = _group(new_set.runs, keyed, new_provider)
     diagnose = _Diagnosis(

@@ -1,0 +1,294 @@
+"""A quick pass for the common record of a file: a valid bundle whose protocol and
+environment repeat, text for text, across its lines.
+
+The pass only ever says "valid, and here is the value": any record it cannot prove
+valid (bad JSON, a duplicate key, a schema or semantic problem, an unusual shape)
+returns ``None``, and the caller checks it in full (``_jsontext.parse_document`` and
+validation), which gives the problems their lines and columns. So a record passes
+here only where the full check passes it too:
+
+- the members of the top-level object are read one by one with the same strict
+  hooks as ``_jsontext`` (duplicate keys, NaN and Infinity, numbers out of range,
+  over-long integers), and the text gets ``_jsontext``'s checks for lone surrogates
+  and depth;
+- a bundle is schema-valid exactly when its shell (the bundle schema with each
+  member's schema taken out) holds for its keys and each member is valid against
+  the member's schema: :func:`_shell_schema` builds the shell and refuses (turning
+  the pass off) any bundle schema where that does not follow from its form;
+- a member holding an integral float is also checked against the strict copy;
+- every semantic check runs on every record.
+
+The text after the first member (protocol and environment, in the writers' order)
+is the same on most lines of a file: it is read and validated once, and kept by its
+exact text in a small table that is emptied when full.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any, Final
+
+import jsonschema_rs
+
+from . import _jsontext, _semantic, validation
+from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
+
+__all__ = ["BundleReader"]
+
+# The bundle's members whose values have a schema of their own, and its kind.
+_MEMBER_KINDS: Final = {
+    "run": "BenchmarkRun",
+    "protocol": "BenchmarkProtocol",
+    "environment": "ExecutionEnvironment",
+}
+# Keywords of the bundle schema under which the shell argument holds.
+_SHELL_KEYWORDS: Final = frozenset(
+    {"$schema", "$id", "title", "description", "type", "additionalProperties", "required"}
+)
+# JSON's whitespace, as json.loads skips it.
+_WS: Final = re.compile(r"[ \t\n\r]*")
+_ESCAPED_SURROGATE: Final = _jsontext._ESCAPED_SURROGATE
+MAX_DEPTH: Final = _jsontext.MAX_DEPTH
+#: The most tails kept; past it the table starts again (a few kB each).
+MAX_TAILS: Final = 64
+
+
+def _shell_schema() -> dict[str, Any] | None:
+    """The bundle schema with each member's ``$ref`` replaced by ``true``; ``None`` when
+    the schema has a form under which members are not checked by their ``$ref`` alone."""
+    bundle = load_schemas()[SCHEMA_FILES[BUNDLE]]
+    if not set(bundle) <= _SHELL_KEYWORDS | {"properties"}:
+        return None
+    if bundle.get("additionalProperties") is not False:
+        return None
+    properties = dict(bundle.get("properties", {}))
+    for key, kind in _MEMBER_KINDS.items():
+        member = properties.get(key)
+        if member is None:
+            continue
+        if not set(member) <= {"$ref", "description"}:
+            return None
+        if member.get("$ref") != SCHEMA_FILES[kind]:
+            return None
+        properties[key] = True
+    # Without its $id: the shell is no resource of the registry's, only resolves from it.
+    return {k: v for k, v in bundle.items() if k != "$id"} | {"properties": properties}
+
+
+def _shell_validator() -> Any:
+    shell = _shell_schema()
+    if shell is None:
+        return None
+    registry = jsonschema_rs.Registry(
+        [(BASE_URI + name, schema) for name, schema in load_schemas().items()]
+    )
+    return jsonschema_rs.validator_for(
+        shell, registry=registry, validate_formats=True, base_uri=BASE_URI + "bundle-shell.json"
+    )
+
+
+class _Flags:
+    """What the hooks met while one member was read."""
+
+    __slots__ = ("bad", "integral")
+
+    def __init__(self) -> None:
+        self.bad = False
+        self.integral = False
+
+
+class _Tail:
+    """The members after the first, as read and checked once."""
+
+    __slots__ = ("brackets", "members", "surrogate")
+
+    def __init__(self, members: list[tuple[str, Any]], surrogate: bool, brackets: int) -> None:
+        self.members = members
+        self.surrogate = surrogate
+        self.brackets = brackets
+
+
+class BundleReader:
+    """Reads valid bundles quickly; see the module's docstring. One per input."""
+
+    def __init__(self) -> None:
+        self._shell = _shell_validator()
+        self._tails: dict[str, _Tail] = {}
+        flags = self._flags = _Flags()
+
+        def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            obj = dict(pairs)
+            if len(obj) != len(pairs):
+                flags.bad = True
+            return obj
+
+        def constant(_: str) -> None:
+            flags.bad = True
+
+        def number(literal: str) -> float:
+            value = float(literal)
+            if not math.isfinite(value):
+                flags.bad = True
+            elif value.is_integer():
+                flags.integral = True
+            return value
+
+        def integer(literal: str) -> int | None:
+            if len(literal.lstrip("-")) > _jsontext.MAX_INT_DIGITS:
+                flags.bad = True
+                return None
+            return int(literal)
+
+        def scanner(parse_int: Any) -> Any:
+            decoder = json.JSONDecoder(
+                object_pairs_hook=object_pairs,
+                parse_constant=constant,
+                parse_float=number,
+                parse_int=parse_int,
+            )
+            # The decoder's own scanner, as json.loads uses it.
+            return decoder.scan_once  # type: ignore[attr-defined]
+
+        # Where Python refuses integers of more than MAX_INT_DIGITS digits (its default
+        # limit), int() in C refuses them as the hook would (ValueError: left to the
+        # full check), three microseconds a record sooner.
+        self._scan_int_limited = scanner(None)
+        self._scan_int_hooked = scanner(integer)
+        self._scan = self._scan_int_hooked
+        self._scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the quick pass runs (the bundle schema has the expected form)."""
+        return self._shell is not None
+
+    def read(self, data: str | bytes) -> dict[str, Any] | None:
+        """The record as a JSON value when it is a valid bundle; ``None`` to check it in full."""
+        if self._shell is None:
+            return None
+        if isinstance(data, bytes):
+            if data.startswith(b"\xef\xbb\xbf"):
+                return None
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        else:
+            text = data
+        limited = sys.get_int_max_str_digits() == _jsontext.MAX_INT_DIGITS
+        self._scan = self._scan_int_limited if limited else self._scan_int_hooked
+        try:
+            return self._read(text)
+        except (ValueError, RecursionError, IndexError, KeyError, TypeError, StopIteration):
+            # StopIteration: the scanner found no value where one must be.
+            return None
+
+    def _member(self, text: str, idx: int) -> tuple[str, Any, int] | None:
+        """Read ``"key": value`` at ``idx``; return key, value and where it ends."""
+        if text[idx] != '"':
+            return None
+        key, idx = self._scanstring(text, idx + 1, True)
+        idx = _skip(text, idx)
+        if text[idx] != ":":
+            return None
+        flags = self._flags
+        flags.bad = flags.integral = False
+        value, idx = self._scan(text, _skip(text, idx + 1))
+        if flags.bad or not self._valid_member(key, value, flags.integral):
+            return None
+        return key, value, idx
+
+    def _valid_member(self, key: str, value: Any, integral: bool) -> bool:
+        kind = _MEMBER_KINDS.get(key)
+        if kind is None:
+            # Another key ("$schema"): the shell checks it, where no integer is expected.
+            return not integral
+        if not validation._fast_is_valid(kind, value):
+            return False
+        return not integral or validation._fast_is_valid(kind, value, strict=True)
+
+    def _next(self, text: str, idx: int) -> int | None:
+        """Past the separator after a member: the next member's start, or -1 at the end."""
+        idx = _skip(text, idx)
+        if text[idx] == ",":
+            return _skip(text, idx + 1)
+        if text[idx] == "}" and _skip(text, idx + 1) == len(text):
+            return -1
+        return None
+
+    def _tail(self, text: str, end: int) -> _Tail | None:
+        """The members after the first (which ends at ``end``), kept by their text."""
+        rest = text[end:]
+        tail = self._tails.get(rest)
+        if tail is not None:
+            return tail
+        idx = self._next(text, end)
+        members = []
+        while idx is not None and idx != -1:
+            member = self._member(text, idx)
+            if member is None:
+                return None
+            key, value, idx = member
+            members.append((key, value))
+            idx = self._next(text, idx)
+        if idx is None:
+            return None
+        tail = _Tail(
+            members,
+            _ESCAPED_SURROGATE.search(rest) is not None,
+            rest.count("[") + rest.count("{"),
+        )
+        if len(self._tails) >= MAX_TAILS:
+            self._tails.clear()
+        self._tails[rest] = tail
+        return tail
+
+    def _members(self, text: str) -> list[tuple[str, Any]] | None:
+        """The top-level members, each read strictly and valid against its schema."""
+        idx = _skip(text, 0)
+        if text[idx] != "{":
+            return None
+        first = self._member(text, _skip(text, idx + 1))
+        if first is None:
+            return None
+        key, value, end = first
+        if key not in _MEMBER_KINDS and key != "$schema":
+            return None  # a bare record (apiVersion first): not a bundle
+        tail = self._tail(text, end)
+        if tail is None:
+            return None
+        # As _jsontext.parse_document: only such text can hold a lone surrogate or
+        # nest past MAX_DEPTH; leave it to the full walk.
+        brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
+        # The regular expression only where an escape could start one (rarely).
+        surrogate = tail.surrogate or (
+            text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
+        )
+        return None if surrogate or brackets > MAX_DEPTH else [(key, value), *tail.members]
+
+    def _read(self, text: str) -> dict[str, Any] | None:
+        members = self._members(text)
+        if members is None:
+            return None
+        doc = dict(members)
+        if len(doc) != len(members) or validation.detect_kind(doc) != BUNDLE:
+            return None
+        shell = {k: ({} if k in _MEMBER_KINDS else v) for k, v in doc.items()}
+        if not self._shell.is_valid(shell):
+            return None
+        view = _semantic.RecordView(
+            run=doc.get("run"), protocol=doc.get("protocol"), environment=doc.get("environment")
+        )
+        for check in _semantic.CHECKS:
+            for _ in check(view):
+                return None
+        return doc
+
+
+def _skip(text: str, idx: int) -> int:
+    """Past JSON whitespace from ``idx``."""
+    found = _WS.match(text, idx)
+    return idx if found is None else found.end()

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import digest
+from kernelindex_sdk import _jsonvalue, digest
 from kernelindex_sdk.errors import CanonicalizationError
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "digests.json").read_text("utf-8"))
@@ -250,3 +250,36 @@ def test_fast_path_equals_rfc8785_or_both_refuse(value: Any) -> None:
             digest.canonical_bytes(value)
     else:
         assert digest.canonical_bytes(value) == expected
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**60), max_value=2**60)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.characters(codec=None, exclude_categories=())),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet=st.characters(exclude_categories=())), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON, for_digest=st.booleans())
+def test_the_quick_json_check_agrees_with_the_detailed_walk(value: Any, for_digest: bool) -> None:
+    """The pointer-free first pass answers only where the detailed walk gives the same answer."""
+    quick = _jsonvalue._quick_check(value, for_digest)
+    if quick is None:
+        return
+    assert quick == _detailed(value, for_digest)
+
+
+def _detailed(value: Any, for_digest: bool) -> bool:
+    saved = _jsonvalue._quick_check
+    _jsonvalue._quick_check = lambda *_: None  # type: ignore[assignment]
+    try:
+        return _jsonvalue.check_json_value(value, digest=for_digest)
+    finally:
+        _jsonvalue._quick_check = saved  # type: ignore[assignment]

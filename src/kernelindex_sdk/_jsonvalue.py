@@ -9,6 +9,7 @@ Writers and digests call :func:`check_json_value` first, so each of those is one
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Final
 
 from ._messages import article
@@ -23,6 +24,10 @@ MAX_DEPTH: Final = 128
 # digits by default); 14,000 bits is about 4,214 digits.
 _MAX_INT_BITS: Final = 14_000
 _EXIT: Final = object()
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_BEYOND_BMP: Final = re.compile("[\U00010000-\U0010ffff]")
+# Containers the quick pass visits before it leaves a value to the detailed walk.
+_QUICK_BUDGET: Final = 100_000
 
 
 def _token(key: str) -> str:
@@ -106,6 +111,9 @@ def check_json_value(value: Any, *, digest: bool = False) -> bool:
             a value that contains itself, nesting deeper than :data:`MAX_DEPTH`, an integer
             too long to write (or beyond 2^53 - 1 with ``digest``), or a non-JSON type.
     """
+    quick = _quick_check(value, digest)
+    if quick is not None:
+        return quick
     needs_full = False
     on_path: set[int] = set()
     stack: list[Any] = [(value, "", 0)]
@@ -134,3 +142,65 @@ def check_json_value(value: Any, *, digest: bool = False) -> bool:
         else:
             stack.extend((child, f"{pointer}/{i}", depth + 1) for i, child in enumerate(node))
     return needs_full
+
+
+def _quick_check(value: Any, digest: bool) -> bool | None:
+    """:func:`check_json_value`'s answer for a plain value, level by level and without
+    pointers; None when something is off (or too large), for the detailed walk to name.
+
+    A cycle shows as nesting past MAX_DEPTH, so it is left to the walk too.
+    """
+    needs_full = False
+    budget = _QUICK_BUDGET
+    level: list[Any] = [[value]]
+    for _ in range(MAX_DEPTH + 1):
+        if not level:
+            return needs_full
+        below: list[Any] = []
+        for node in level:
+            children = node
+            if type(node) is dict:
+                keys = _quick_keys(node)
+                if keys is None:
+                    return None
+                needs_full = needs_full or keys
+                children = node.values()
+            for child in children:
+                if type(child) is dict or type(child) is list:
+                    below.append(child)
+                    continue
+                flag = _quick_scalar(child, digest)
+                if flag is None:
+                    return None
+                needs_full = needs_full or flag
+        budget -= len(below)
+        if budget < 0:
+            return None
+        level = below
+    return None
+
+
+def _quick_keys(node: dict[Any, Any]) -> bool | None:
+    # None for a non-string key or a lone surrogate; else whether a key is beyond U+FFFF.
+    if not all(type(k) is str for k in node):
+        return None
+    keys = "".join(node)
+    if keys.isascii():
+        return False
+    if _SURROGATE.search(keys):
+        return None
+    return _BEYOND_BMP.search(keys) is not None
+
+
+def _quick_scalar(child: Any, digest: bool) -> bool | None:
+    # None for what the detailed walk must name; else whether the scalar is a float.
+    kind = type(child)
+    if kind is str:
+        ok = child.isascii() or not _SURROGATE.search(child)
+    elif kind is float:
+        return True if math.isfinite(child) else None
+    elif kind is int:
+        ok = child.bit_length() <= _MAX_INT_BITS and (not digest or -SAFE_INT <= child <= SAFE_INT)
+    else:
+        ok = kind is bool or child is None
+    return False if ok else None

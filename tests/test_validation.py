@@ -472,3 +472,15 @@ def test_the_strict_fast_copy_refuses_an_integral_float_without_the_reference(
     [problem] = ki.validate(example)
     assert problem.pointer == "/protocol/spec/measurement/minSamples"
     assert "without a fraction" in problem.message
+
+
+@pytest.mark.parametrize("key", ["bad\nkey", "tab\tkey", "nul\x00key", "quote\"key", "é\\key"])
+def test_a_problem_under_a_key_with_escapes_keeps_its_line_and_column(
+    example: dict[str, Any], key: str
+) -> None:
+    """The source map keeps keys as written (escapes and all); problems name the key itself."""
+    example["run"]["metadata"]["labels"] = {key: "v"}
+    text = json.dumps(example, indent=2)
+    problems = [p for p in ki.validate(text) if p.code == "propertyNames"]
+    assert problems
+    assert all(p.line is not None and p.column is not None for p in problems)

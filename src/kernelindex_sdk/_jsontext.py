@@ -477,7 +477,7 @@ class SourceMap:
         """
         if self._entries is None:
             try:
-                self._entries = json_source_map.calculate(self._text)
+                self._entries = _decoded_pointers(json_source_map.calculate(self._text))
             except (
                 json_source_map.errors.InvalidInputError,
                 ValueError,
@@ -490,3 +490,18 @@ class SourceMap:
             return None
         location = entry.key_start if key and entry.key_start is not None else entry.value_start
         return location.line + 1, location.column + 1
+
+
+def _decoded_pointers(entries: dict[str, Any]) -> dict[str, Any]:
+    """json_source_map's entries keyed by decoded pointers: it keeps each key's escapes as
+    written (``a\\nb`` for the key ``a<newline>b``), while problems carry the key itself."""
+    decoded = dict(entries)
+    for raw, entry in entries.items():
+        if "\\" not in raw:
+            continue
+        try:
+            tokens = [json.loads(f'"{token}"') for token in raw.split("/")]
+        except ValueError:
+            continue
+        decoded.setdefault("/".join(tokens), entry)
+    return decoded

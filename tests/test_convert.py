@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import pytest
 import rfc8785
+from _hostile_values import deep, self_containing
 from _paths import set_at
 from _schema_strategies import documents
 from hypothesis import HealthCheck, given, settings
@@ -349,21 +350,6 @@ def test_dumps_validates_models_built_by_hand() -> None:
     assert ki.dumps(env, validate=False)
 
 
-def _deep(depth: int) -> dict[str, Any]:
-    root: dict[str, Any] = {}
-    node = root
-    for _ in range(depth):
-        node["a"] = {}
-        node = node["a"]
-    return root
-
-
-def _self_containing() -> dict[str, Any]:
-    doc: dict[str, Any] = {"a": [1]}
-    doc["a"].append(doc)
-    return doc
-
-
 @pytest.mark.parametrize(
     ("value", "pointer", "reason"),
     [
@@ -374,8 +360,8 @@ def _self_containing() -> dict[str, Any]:
         ({"v": "a\udfff"}, "/v", "lone surrogate"),
         ({1: "v"}, "", "expected string keys"),
         ({"v": Decimal("1.5")}, "/v", "got a Decimal"),
-        (_self_containing(), "/a/1", "contains itself"),
-        (_deep(100_000), "/a" * 128, "nested deeper than 128 levels"),
+        (self_containing(), "/a/1", "contains itself"),
+        (deep(100_000), "/a" * 128, "nested deeper than 128 levels"),
         ({"v": 10**5000}, "/v", "too long"),
     ],
     ids=[
@@ -451,7 +437,7 @@ def test_load_errors_on_hostile_text_are_printable_kernelindex_errors(text: str 
 
 
 def test_load_errors_on_python_values_are_kernelindex_errors() -> None:
-    for doc in (_deep(100_000), _self_containing(), {"run": math.nan}):
+    for doc in (deep(100_000), self_containing(), {"run": math.nan}):
         with pytest.raises(ki.SchemaValidationError):
             ki.load_record(doc)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import rfc8785
+from _hostile_values import deep, self_containing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,21 +86,6 @@ def test_metadata_never_enters_a_digest(example: dict[str, Any]) -> None:
     assert ki.validation.compare_digests(example) == before
 
 
-def _self_containing() -> dict[str, Any]:
-    doc: dict[str, Any] = {"a": {}}
-    doc["a"]["b"] = doc
-    return doc
-
-
-def _deep(depth: int) -> dict[str, Any]:
-    root: dict[str, Any] = {}
-    node = root
-    for _ in range(depth):
-        node["a"] = {}
-        node = node["a"]
-    return root
-
-
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
@@ -110,8 +96,8 @@ def _deep(depth: int) -> dict[str, Any]:
         ("\ud800", "lone surrogate"),
         ({"\udc00": 1}, "lone surrogate"),
         ({1: 1}, "expected string keys"),
-        (_self_containing(), "contains itself"),
-        (_deep(100_000), "nested deeper than 128"),
+        (self_containing(), "contains itself"),
+        (deep(100_000), "nested deeper than 128"),
         (object(), "expected a JSON value"),
     ],
     ids=[

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
+from _hostile_values import deep, self_containing
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import _semantic, digest
@@ -326,22 +327,7 @@ def test_digest_helpers_still_take_documents_and_specs(example: dict[str, Any]) 
 # Models holding a cycle or a very deep map: a KernelIndexError from every entry point.
 
 
-def _nested(depth: int) -> dict[str, Any]:
-    root: dict[str, Any] = {}
-    node = root
-    for _ in range(depth):
-        node["a"] = {}
-        node = node["a"]
-    return root
-
-
-def _cyclic() -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    value["me"] = value
-    return value
-
-
-@pytest.mark.parametrize("parameters", [_cyclic(), _nested(100_000)], ids=["cycle", "deep"])
+@pytest.mark.parametrize("parameters", [self_containing(), deep(100_000)], ids=["cycle", "deep"])
 def test_models_holding_a_cycle_or_deep_map_give_kernelindex_errors(
     example: dict[str, Any], parameters: dict[str, Any]
 ) -> None:

@@ -120,11 +120,17 @@ class _Value(NamedTuple):
     """One statistic of a metric, in its dimension's base unit."""
 
     statistic: str
-    value: float | Fraction
+    approx: float  # raw * factor in floating point: within 2^-52 relative of the exact value
     raw: float  # as the document writes it, in unit
+    factor: int
     unit: str
     pointer: str
     rounded: bool  # from latencyNs: an integer rounded to the nanosecond
+
+    @property
+    def value(self) -> float | Fraction:
+        """The exact value in the base unit (see :func:`_exact`)."""
+        return _exact(self.raw, self.factor)
 
 
 def _shown(v: _Value) -> str:
@@ -134,6 +140,15 @@ def _shown(v: _Value) -> str:
 def _below(a: _Value, b: _Value) -> bool:
     """Whether ``a`` is certainly below ``b``: by more than the rounding of latencyNs
     when exactly one of them comes from it (both rounded alike keep their order)."""
+    # Floating point decides wherever its error (2^-52 relative per product) cannot
+    # matter; values too close to call are compared exactly.
+    slack = 0.5 if a.rounded != b.rounded else 0.0
+    gap = b.approx - a.approx - slack
+    margin = 1e-12 * (abs(a.approx) + abs(b.approx) + 1.0)
+    if gap > margin:
+        return True
+    if gap < -margin:
+        return False
     if a.rounded == b.rounded:
         return a.value < b.value
     if type(a.value) is int and type(b.value) is int:
@@ -150,7 +165,7 @@ def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
     found: dict[str, list[_Value]] = {}
     for stat, value in spec.get("timing", {}).get("latencyNs", {}).items():
         found.setdefault("latency", []).append(
-            _Value(stat, value, value, "ns", f"{run_at}/spec/timing/latencyNs/{stat}", True)
+            _Value(stat, value, value, 1, "ns", f"{run_at}/spec/timing/latencyNs/{stat}", True)
         )
     for i, m in enumerate(spec.get("measurements", ())):
         dimension, factor = _UNITS[m["unit"]]
@@ -159,8 +174,9 @@ def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
         found.setdefault(m["metric"], []).append(
             _Value(
                 m["statistic"],
-                _exact(m["value"], factor),
+                _scaled(m["value"], factor),
                 m["value"],
+                factor,
                 m["unit"],
                 f"{run_at}/spec/measurements/{i}",
                 False,

@@ -149,11 +149,12 @@ def _below(a: _Value, b: _Value) -> bool:
         return True
     if gap < -margin:
         return False
+    av, bv = a.value, b.value
     if a.rounded == b.rounded:
-        return a.value < b.value
-    if type(a.value) is int and type(b.value) is int:
-        return 2 * a.value + 1 < 2 * b.value  # the same, without Fraction's cost
-    return Fraction(a.value) + _ROUNDING < Fraction(b.value)
+        return av < bv
+    if type(av) is int and type(bv) is int:
+        return 2 * av + 1 < 2 * bv  # the same, without Fraction's cost
+    return Fraction(av) + _ROUNDING < Fraction(bv)
 
 
 def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:

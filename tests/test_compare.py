@@ -446,3 +446,32 @@ def test_the_collector_is_paused_while_reading_and_pairing_and_restored_after() 
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _rate_run(metric: str, unit: str, value: float) -> dict[str, Any]:
+    doc = bundle(median=None)
+    doc["run"]["spec"]["measurements"] = [
+        {"unit": unit, "value": value, "metric": metric, "statistic": "median"}
+    ]
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit", "base", "new", "regression"),
+    [
+        ("bandwidth", "GB/s", 1000.0, 500.0, True),
+        ("bandwidth", "GB/s", 1000.0, 2000.0, False),
+        ("throughput", "TFLOP/s", 100.0, 50.0, True),
+        ("throughput", "TFLOP/s", 100.0, 150.0, False),
+        ("memory", "MiB", 100.0, 200.0, True),
+        ("memory", "MiB", 200.0, 100.0, False),
+    ],
+)
+def test_the_gate_reads_rates_as_better_larger(
+    metric: str, unit: str, base: float, new: float, regression: bool
+) -> None:
+    """A bandwidth or throughput that drops is the regression; a size that grows is."""
+    result = cmp.compare([_rate_run(metric, unit, base)], [_rate_run(metric, unit, new)])
+    [pair] = result.pairs
+    assert pair.significant
+    assert bool(result.regressions(10)) == regression

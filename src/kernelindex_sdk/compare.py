@@ -18,6 +18,7 @@ import attrs
 from ._compare_render import FORMATS, as_json, render
 from ._messages import short_repr
 from ._runs import Run, RunSet, Stat, load_runs, run_set, without_collection
+from ._semantic import _UNITS
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -31,6 +32,7 @@ __all__ = [
     "compare",
     "environment_label",
     "field_differences",
+    "higher_is_better",
     "is_significant",
     "load_runs",
     "render",
@@ -84,6 +86,12 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
     return bool(base.high < new.low or new.high < base.low)
 
 
+def higher_is_better(stat: Stat) -> bool:
+    """Whether a larger value of ``stat`` is an improvement: rates (bytes or FLOP per
+    second); time, memory and unknown units are better smaller."""
+    return _UNITS.get(stat.unit, ("", 1))[0] in ("bytes/s", "flop/s")
+
+
 @attrs.frozen
 class Pair:
     """One row of a comparison: two paired runs, or one run that found no partner.
@@ -123,13 +131,15 @@ class Pair:
         return run
 
     def slower_than(self, fraction: float) -> bool:
-        """Whether NEW is significantly worse (larger) than BASE by more than ``fraction``."""
+        """Whether NEW is significantly worse than BASE by more than ``fraction``: larger
+        for time and memory, smaller for rates (bandwidth, throughput)."""
         if not self.significant or self.ratio is None or self.base is None or self.new is None:
             return False
         b, n = self.base.value, self.new.value
         if b is None or n is None:  # pragma: no cover - a ratio implies values
             return False
-        return n.median > b.median and _beyond(b.median, n.median, fraction)
+        worse = n.median < b.median if higher_is_better(b) else n.median > b.median
+        return worse and _beyond(b.median, n.median, fraction)
 
 
 @attrs.frozen

@@ -224,6 +224,9 @@ def _relative(family: Family, x: Any, name: str) -> str:
     first, this = family.stat(x, family.implementations[0]), family.stat(x, name)
     if first is None or this is None or first.median <= 0 or this.median <= 0:
         return "-"
+    if first.unit != this.unit:
+        # Medians in different units (MiB and B, say) are never divided.
+        return "units differ"
     ratio = first.median / this.median if family.unit == "ns" else this.median / first.median
     # Small ratios keep three significant digits (0.00154x, not 0.00x).
     return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.3g}x"

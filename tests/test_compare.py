@@ -193,7 +193,7 @@ def test_failed_runs_show_as_failed_never_as_numbers() -> None:
     assert not pair.significant
     text = cmp.render(result)
     assert "failed (error: CUDA error: boom)" in text
-    (row,) = cmp.as_json(result)
+    (row,) = cmp.pairs_as_json(result)
     assert row["new"]["status"] == "failed"
     assert row["new"]["median"] is None
     assert row["ratio"] is None

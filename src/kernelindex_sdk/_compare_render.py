@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ._runs import Run
     from .compare import Comparison, Pair
 
-__all__ = ["FORMATS", "as_json", "render"]
+__all__ = ["FORMATS", "pairs_as_json", "render"]
 
 FORMATS: Final = ("text", "markdown", "json", "csv")
 _HEADER: Final = ("workload", "base", "new", "BASE median (p20-p80)", "NEW median (p20-p80)")
@@ -31,7 +31,7 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
     if fmt == "json":
         # One pair per line: readable, diffable, and written by json's C encoder
         # (an indented dump takes its pure Python path, twice as slow on 50,000 pairs).
-        rows = [json.dumps(row, ensure_ascii=False) for row in as_json(comparison)]
+        rows = [json.dumps(row, ensure_ascii=False) for row in pairs_as_json(comparison)]
         return "[\n" + ",\n".join(rows) + ("\n]\n" if rows else "]\n")
     if fmt == "csv":
         return _csv(comparison)
@@ -125,7 +125,7 @@ def _side_json(run: Run | None) -> dict[str, Any] | None:
     }
 
 
-def as_json(c: Comparison) -> list[dict[str, Any]]:
+def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
     """The documented JSON form: one object per row, pairs first, then the unpaired."""
     out = []
     for pair in [*c.pairs, *c.unpaired]:
@@ -179,7 +179,7 @@ def _csv(c: Comparison) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_CSV_COLUMNS)
-    for row in as_json(c):
+    for row in pairs_as_json(c):
         sides = []
         for side in ("base", "new"):
             s = row[side] or {}

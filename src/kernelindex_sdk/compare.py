@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._compare_render import FORMATS, as_json, render
+from ._compare_render import FORMATS, pairs_as_json, render
 from ._messages import short_repr
 from ._runs import Run, RunSet, Stat, load_runs, run_set, without_collection
 from ._semantic import _UNITS
@@ -28,13 +28,13 @@ __all__ = [
     "Run",
     "RunSet",
     "Stat",
-    "as_json",
     "compare",
     "environment_label",
     "field_differences",
     "higher_is_better",
     "is_significant",
     "load_runs",
+    "pairs_as_json",
     "render",
     "workload_label",
 ]

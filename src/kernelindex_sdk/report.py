@@ -27,6 +27,7 @@ __all__ = [
     "plot",
     "render",
     "summary_text",
+    "table_rows",
 ]
 
 FORMATS: Final = ("text", "markdown")

@@ -16,14 +16,15 @@ from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 import attrs
 
 from . import _bundle_reader, _jsontext, documents, validation
-from .convert import dump
+from ._converter import as_json
+from ._semantic import _UNITS
 from .documents import FileProblem
 from .errors import SchemaValidationError
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
-#: Nanoseconds per time unit a latency measurement may carry.
-_NS_PER: Final = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+#: Nanoseconds per time unit a latency measurement may carry (the semantic checks' table).
+_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
 #: Metrics read from measurements when a run has no timing, most telling first.
 _METRICS: Final = ("latency", "memory")
 P = ParamSpec("P")
@@ -105,7 +106,7 @@ class Run(NamedTuple):
     def implementation(self) -> str:
         """A readable name of the implementation: provider, entry point, or short digest."""
         if self.provider is None:
-            return _short(self.implementation_digest)
+            return short_digest(self.implementation_digest)
         return self.provider
 
     @property
@@ -245,7 +246,8 @@ def _stat(metric: str, stats: dict[str, tuple[str, float]]) -> Stat | None:
     return Stat(metric, unit, median, p20, p80)
 
 
-def _short(digest: str) -> str:
+def short_digest(digest: str) -> str:
+    """The first 12 hex digits of a ``sha256:`` digest, as tables show it."""
     return digest.split(":", 1)[-1][:12]
 
 
@@ -326,7 +328,7 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
         return records
     result = RunSet()
     for index, record in enumerate(records):
-        value = record if isinstance(record, dict) else dump(record)
+        value = as_json(record)
         problems = validation.validate(value)
         if problems:
             raise SchemaValidationError(problems=problems, source=f"record {index}")

@@ -17,7 +17,7 @@ import attrs
 
 from ._compare_render import FORMATS, pairs_as_json, render
 from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, load_runs, run_set, without_collection
+from ._runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
 from ._semantic import _UNITS
 
 __all__ = [
@@ -200,7 +200,7 @@ def environment_label(run: Run, *sets: RunSet) -> str:
             product = spec.get("hardware", {}).get("product")
             if product:
                 return str(product)
-    return _short(run.environment_digest)
+    return short_digest(run.environment_digest)
 
 
 def workload_label(run: Run, names: Iterable[str] | None = None) -> str:
@@ -481,17 +481,13 @@ class _Diagnosis:
         if found is None:
             base_obj = self._sets["BASE"].objects.get(base_digest)
             new_obj = self._sets["NEW"].objects.get(new_digest)
-            digests = f"digest {_short(base_digest)} vs {_short(new_digest)}"
+            digests = f"digest {short_digest(base_digest)} vs {short_digest(new_digest)}"
             if base_obj is None or new_obj is None:
                 found = [f"{digests} (objects absent)"]
             else:
                 found = field_differences(base_obj, new_obj) or [digests]
             self._cache[key] = found
         return found
-
-
-def _short(digest: str) -> str:
-    return digest.split(":", 1)[-1][:12]
 
 
 def _by_workload(run: Run) -> tuple[str, ...]:

@@ -18,10 +18,10 @@ from typing import IO, Any, Final
 import attrs
 
 from . import _jsontext, digest, validation
+from ._converter import as_json
 from ._display import display_path
 from ._files import existing_kind, replace_file
 from ._messages import article
-from .convert import dump
 from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents, json_line
 from .errors import InputError, Problem, RecordSetError
 
@@ -224,7 +224,7 @@ def merge_records(records: Iterable[Any], *, verify_digests: bool = False) -> Me
     merger = _Merger()
     for i, record in enumerate(records):
         merger.read += 1
-        value = record if isinstance(record, dict) else dump(record)
+        value = as_json(record)
         place = _Place(f"records[{i}]")
         problems = validation.validate(value, verify_digests=verify_digests)
         if problems:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._runs import Run, RunSet, Stat, run_set
+from ._runs import Run, RunSet, Stat, run_set, short_digest
 from ._tables import markdown_table, spread, text_table
 from .compare import environment_label
 from .errors import InputError
@@ -124,7 +124,7 @@ def _names(runs: list[Run]) -> dict[tuple[str, ...], str]:
     return {
         key: run.implementation
         if providers.count(run.implementation) == 1
-        else f"{run.implementation} ({run.entry_point or run.implementation_digest[7:19]})"
+        else f"{run.implementation} ({run.entry_point or short_digest(run.implementation_digest)})"
         for key, run in keys.items()
     }
 
@@ -194,7 +194,9 @@ def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:
         out.append(
             Family(
                 operation=first.workload.operation if first.workload else "workload",
-                pass_=first.workload.pass_ if first.workload else first.workload_digest[7:19],
+                pass_=(
+                    first.workload.pass_ if first.workload else short_digest(first.workload_digest)
+                ),
                 metric=first.metric,
                 unit=unit,
                 x=swept,

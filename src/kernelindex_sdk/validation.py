@@ -21,6 +21,7 @@ import referencing
 from referencing.jsonschema import DRAFT202012
 
 from . import _jsontext, _messages, _semantic
+from ._converter import as_json
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
 from ._semantic import DigestComparison
 from .errors import Problem, SchemaValidationError
@@ -229,16 +230,6 @@ def _view(doc: dict[str, Any], kind: str) -> _semantic.RecordView:
     return _semantic.RecordView(environment=doc, environment_at="")
 
 
-def _as_json(doc: Any) -> Any:
-    """A model instance's JSON value; any other value as it is."""
-    if attrs.has(type(doc)):
-        # convert sits above validation (it validates what it loads): import it late.
-        from . import convert  # noqa: PLC0415 (a cycle at import time otherwise)
-
-        return convert.dump(doc)
-    return doc
-
-
 def _document_problems(
     doc: Any, kind: str | None, verify_digests: bool, scan: _jsontext.ValueScan | None = None
 ) -> Iterator[Problem]:
@@ -326,7 +317,7 @@ def iter_value_problems(
     verify_digests: bool = False,
 ) -> Iterator[Problem]:
     """Like :func:`iter_problems` for an already parsed value (or model), even a JSON string."""
-    yield from _locate(_document_problems(_as_json(value), kind, verify_digests), text)
+    yield from _locate(_document_problems(as_json(value), kind, verify_digests), text)
 
 
 def _locate(problems: Iterable[Problem], text: str | None) -> Iterator[Problem]:
@@ -381,7 +372,7 @@ def compare_digests(doc: Any) -> list[DigestComparison]:
         doc, _, problems = _jsontext.parse(doc)
         if problems:
             raise SchemaValidationError(problems=problems)
-    doc = _as_json(doc)
+    doc = as_json(doc)
     check(doc)
     kind = detect_kind(doc)
     if kind not in ("BenchmarkRun", BUNDLE):

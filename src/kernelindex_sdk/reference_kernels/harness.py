@@ -1,8 +1,8 @@
 """The benchmark harness: any kernel in, a validated and digested record bundle out.
 
 ``bench()`` checks a callable's output against a reference on the same inputs, times it
-(``triton.testing.do_bench`` on a GPU, a wall clock on the CPU), and returns a
-RecordBundle whose protocol says everything that decides comparability: timer,
+(CUDA events or CUDA-graph replays on a GPU, a wall clock on the CPU; see :mod:`.timing`),
+and returns a RecordBundle whose protocol says everything that decides comparability: timer,
 statistics and quantile method, warm-up, the sample floor, and the L2 flush.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
-import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, Final
@@ -25,6 +24,16 @@ from ..convert import format_observed_at
 from ..models import RecordBundle
 from ..validation import check
 from .environment import environment_spec, volatile_annotations
+from .timing import (
+    CPU_WARMUP_CALLS,
+    WARMUP_MS,
+    Measured,
+    flush_bytes,
+    l2_bytes,
+    time_cuda_events,
+    time_cuda_graph,
+    time_wall_clock,
+)
 
 __all__ = [
     "MIN_SAMPLES",
@@ -38,31 +47,10 @@ __all__ = [
 ]
 
 MIN_SAMPLES: Final = 100
-WARMUP_MS: Final = 25.0
-CPU_WARMUP_CALLS: Final = 3
-_FIRST_REP_MS: Final = 100.0
-# One CUDA-graph sample is the mean of the calls unrolled in one graph replay of this long.
-_GRAPH_REP_MS: Final = 5.0
 #: Timers a GPU run can use: CUDA events around each call as made (host launch included
 #: when the GPU waits for it), or events around CUDA-graph replays (the GPU's time alone).
 TIMERS: Final = ("cuda-events", "cuda-graph")
 REPOSITORY: Final = "https://github.com/kernelindex/kernelindex-sdk"
-
-
-@attrs.frozen
-class Measured:
-    """Timing samples in milliseconds, in the order they were taken."""
-
-    samples_ms: Sequence[float]
-
-    def quantile_ns(self, q: float) -> int:
-        """The q-quantile in integer ns, interpolated linearly (numpy's default)."""
-        ordered = sorted(self.samples_ms)
-        position = q * (len(ordered) - 1)
-        low = math.floor(position)
-        high = min(low + 1, len(ordered) - 1)
-        value = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-        return round(value * 1e6)
 
 
 def timer_for(device: torch.device, timer: str = "cuda-events") -> str:
@@ -70,13 +58,6 @@ def timer_for(device: torch.device, timer: str = "cuda-events") -> str:
     if device.type != "cuda":
         return "wall_clock"
     return timer.replace("-", "_")
-
-
-def _flush_bytes() -> int:
-    import triton
-
-    cache = triton.runtime.driver.active.get_empty_cache_for_benchmark()
-    return int(cache.numel() * cache.element_size())
 
 
 def protocol_spec(
@@ -111,22 +92,26 @@ def protocol_spec(
         }
         family = "kernelindex_do_bench_cudagraph_cuda"
     elif device.type == "cuda":
-        l2 = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
-        flush = _flush_bytes()
         measurement = {
             "timer": "cuda_events",
             "primaryStatistic": "median",
             "quantileMethod": "linear",
             "warmupMs": WARMUP_MS,
             "minSamples": min_samples,
-            "l2Flush": {"policy": "buffer_write", "flushBytes": flush, "l2Bytes": l2},
+            "l2Flush": {
+                "policy": "buffer_read",
+                "flushBytes": flush_bytes(device),
+                "l2Bytes": l2_bytes(device),
+            },
             "notes": (
-                "triton.testing.do_bench(fn, grad_to_none=inputs, return_mode='all'): CUDA events"
-                " around each call, L2 flushed by writing the flush buffer before each call;"
-                " rep raised until at least minSamples samples; median, p20 and p80 of them."
+                "kernelindex_sdk.reference_kernels.timing.time_cuda_events: as"
+                " triton.testing.do_bench(fn, grad_to_none=inputs) - CUDA events around each"
+                " call, warm-up, about 100 ms of calls - but L2 cleared before each call by"
+                " reading (not writing) a buffer of flushBytes, so no write-back of the flush"
+                " lands in the timed call; at least minSamples samples; median, p20 and p80."
             ),
         }
-        family = "kernelindex_do_bench_cuda"
+        family = "kernelindex_cuda_events"
     else:
         measurement = {
             "timer": "wall_clock",
@@ -158,50 +143,6 @@ def source_digest(*objects: Any) -> str:
     for obj in objects:
         hasher.update(inspect.getsource(inspect.getmodule(obj) or obj).encode())
     return "sha256:" + hasher.hexdigest()
-
-
-def _time_gpu(
-    fn: Callable[[], Any], grad_to_none: Sequence[torch.Tensor], min_samples: int
-) -> Measured:
-    from triton.testing import do_bench
-
-    rep = _FIRST_REP_MS
-    while True:
-        samples = do_bench(
-            fn, warmup=WARMUP_MS, rep=rep, grad_to_none=list(grad_to_none), return_mode="all"
-        )
-        if len(samples) >= min_samples:
-            return Measured(samples_ms=list(samples))
-        # do_bench sizes its loop from a short estimate: ask for proportionally more.
-        rep *= 1.25 * min_samples / max(len(samples), 1)
-
-
-def _time_gpu_graph(
-    fn: Callable[[], Any], grad_to_none: Sequence[torch.Tensor], min_samples: int
-) -> Measured:
-    from triton.testing import do_bench_cudagraph
-
-    samples: list[float] = []
-    # Each call captures a fresh graph and gives a handful of samples (ten in Triton 3.x).
-    while len(samples) < min_samples:
-        # Graph capture needs a stream other than the legacy default one.
-        with torch.cuda.stream(torch.cuda.Stream()):  # type: ignore[no-untyped-call]
-            got = do_bench_cudagraph(
-                fn, rep=_GRAPH_REP_MS, grad_to_none=list(grad_to_none), return_mode="all"
-            )
-        samples += list(got) if isinstance(got, (list, tuple)) else [float(got)]
-    return Measured(samples_ms=samples)
-
-
-def _time_cpu(fn: Callable[[], Any], min_samples: int) -> Measured:
-    for _ in range(CPU_WARMUP_CALLS):
-        fn()
-    samples = []
-    for _ in range(min_samples):
-        start = time.perf_counter_ns()
-        fn()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
-    return Measured(samples_ms=samples)
 
 
 def _flatten(value: Any) -> list[torch.Tensor]:
@@ -443,11 +384,11 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
             return correctness, {"reason": "mismatch", "message": mismatch}, None, errors
     try:
         if device.type != "cuda":
-            measured = _time_cpu(fn, min_samples)
+            measured = time_wall_clock(fn, min_samples)
         elif timer == "cuda-graph":
-            measured = _time_gpu_graph(fn, grad_to_none, min_samples)
+            measured = time_cuda_graph(fn, grad_to_none, min_samples)
         else:
-            measured = _time_gpu(fn, grad_to_none, min_samples)
+            measured = time_cuda_events(fn, grad_to_none, min_samples)
     except torch.cuda.OutOfMemoryError as err:
         return correctness, {"reason": "out_of_memory", "message": _one_line(err)}, None, errors
     except Exception as err:  # the kernel failed while being timed

@@ -46,6 +46,8 @@ NATS: Final = 0
 BASE2: Final = 1
 PAIR: Final = 2
 SPLIT: Final = 3
+FUSED: Final = 4
+POLY: Final = 5
 TL: Final = 0
 PTX: Final = 1
 LIBDEVICE: Final = 2
@@ -57,6 +59,8 @@ _NATS: tl.constexpr = tl.constexpr(NATS)
 _BASE2: tl.constexpr = tl.constexpr(BASE2)
 _PAIR: tl.constexpr = tl.constexpr(PAIR)
 _SPLIT: tl.constexpr = tl.constexpr(SPLIT)
+_FUSED: tl.constexpr = tl.constexpr(FUSED)
+_POLY: tl.constexpr = tl.constexpr(POLY)
 # What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
 PAD: tl.constexpr = tl.constexpr(-200.0)
 _PTX: tl.constexpr = tl.constexpr(PTX)
@@ -85,6 +89,22 @@ _C7: tl.constexpr = tl.constexpr(LOG2_1P[7])
 _C8: tl.constexpr = tl.constexpr(LOG2_1P[8])
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
+# 2^f ~= E0 + f (E1 + f (E2 + f (E3 + f E4))) on [-0.5, 0.5]: relative error 2.6e-6 (a
+# reweighted least-squares fit); POLY uses it for bf16 and fp16 only.
+EXP2_POLY: Final = (
+    0.9999992615692176,
+    0.6931218212643258,
+    0.24024745057296926,
+    0.055917808475344284,
+    0.00957006887661764,
+)
+_E0: tl.constexpr = tl.constexpr(EXP2_POLY[0])
+_E1: tl.constexpr = tl.constexpr(EXP2_POLY[1])
+_E2: tl.constexpr = tl.constexpr(EXP2_POLY[2])
+_E3: tl.constexpr = tl.constexpr(EXP2_POLY[3])
+_E4: tl.constexpr = tl.constexpr(EXP2_POLY[4])
+# Adding 1.5 * 2^23 rounds a float32 of magnitude < 2^22 to an integer in the low mantissa bits.
+_ROUNDER: tl.constexpr = tl.constexpr(12582912.0)
 
 
 @attrs.frozen
@@ -95,6 +115,8 @@ class KernelConfig:
         block_v: Columns per tile.
         num_warps: Warps per program.
         programs_per_sm: Persistent programs per multiprocessor.
+        stages: Tiles in flight per program (``tl.range``'s ``num_stages``; 1: no
+            software pipelining).
         source: The table entry that chose it (``sm_90``), or ``default`` for a device
             the table does not know, ``interpreter`` off the GPU.
     """
@@ -102,6 +124,7 @@ class KernelConfig:
     block_v: int
     num_warps: int
     programs_per_sm: int
+    stages: int
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -114,16 +137,17 @@ class KernelConfig:
 # (results/jsd_math_probe_h200.json) among five candidates for this kernel at 1024 x 128256.
 # Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
 # them for it ahead of time).
-CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int]]]] = {
+#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, stages).
+CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
     "sm_90": {
-        (4, False): (4096, 16, 4),
-        (4, True): (4096, 16, 4),
-        (2, False): (4096, 16, 8),
-        (2, True): (16384, 32, 2),
+        (4, False): (4096, 16, 4, 1),
+        (4, True): (4096, 16, 4, 1),
+        (2, False): (4096, 16, 8, 1),
+        (2, True): (16384, 32, 2, 1),
     },
 }
 _INTERPRETER_CONFIG: Final = KernelConfig(
-    block_v=128, num_warps=1, programs_per_sm=2, source="interpreter"
+    block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
 )
 # Keep at least this many elements per thread when a short vocabulary shrinks the tile.
 _MIN_PER_THREAD: Final = 8
@@ -147,10 +171,12 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
     entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
+    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
-    return KernelConfig(block_v=block, num_warps=warps, programs_per_sm=per_sm, source=source)
+    return KernelConfig(
+        block_v=block, num_warps=warps, programs_per_sm=per_sm, stages=stages, source=source
+    )
 
 
 @triton.jit
@@ -193,6 +219,20 @@ def _log(x, OPS: tl.constexpr):
 
 
 @triton.jit
+def _exp2_fma(x):
+    # 2^x without MUFU: n = round(x) by the 1.5 * 2^23 trick, 2^(x-n) by polynomial, and n
+    # added to the exponent bits. Below 2^-126 (and for padding lanes) exactly 0.
+    b_r = x + _ROUNDER
+    b_f = x - (b_r - _ROUNDER)
+    b_p = _E3 + b_f * _E4
+    b_p = _E2 + b_f * b_p
+    b_p = _E1 + b_f * b_p
+    b_p = _E0 + b_f * b_p
+    b_bits = b_p.to(tl.int32, bitcast=True) + (b_r.to(tl.int32, bitcast=True) << 23)
+    return tl.where(x < -126.0, 0.0, b_bits.to(tl.float32, bitcast=True))
+
+
+@triton.jit
 def _log2_1p(t):
     # log2(1 + t) for t in [0, 1] on the FMA pipe (Horner), no MUFU instruction.
     b_r = _C7 + t * _C8
@@ -214,6 +254,138 @@ def _count_kept(labels_ptr, n_labels, ignore_index, BLOCK_L: tl.constexpr):
         b_l = tl.load(labels_ptr + o_l, mask=o_l < n_labels, other=ignore_index)
         n_kept += tl.sum((b_l != ignore_index).to(tl.int32), axis=0)
     return n_kept
+
+
+@triton.jit
+def _tile(
+    b_acc,
+    x_ptr,
+    y_ptr,
+    labels_ptr,
+    dx_ptr,
+    i_t,
+    n_col_blocks,
+    cols,
+    stride_x,
+    stride_y,
+    stride_dx,
+    beta,
+    log2_beta,
+    log2_one_minus_beta,
+    grad_scale,
+    ignore_index,
+    BETA_MODE: tl.constexpr,
+    HAS_LABELS: tl.constexpr,
+    COMPUTE_GRAD: tl.constexpr,
+    FORM: tl.constexpr,
+    OPS: tl.constexpr,
+    BLOCK_V: tl.constexpr,
+):
+    # One tile: the running sum plus the loss terms of one row's BLOCK_V columns (nothing
+    # for an ignored row), and their gradient written when asked.
+    i_r = i_t // n_col_blocks
+    i_c = i_t - i_r * n_col_blocks
+    i_r64 = i_r.to(tl.int64)
+    o_v = i_c.to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
+    m_v = o_v < cols
+    keep = True
+    if HAS_LABELS:
+        keep = tl.load(labels_ptr + i_r) != ignore_index
+    if keep:
+        b_x = tl.load(
+            x_ptr + i_r64 * stride_x + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
+        ).to(tl.float32)
+        b_y = tl.load(
+            y_ptr + i_r64 * stride_y + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
+        ).to(tl.float32)
+        if BETA_MODE == 0:
+            # KL(P||Q) = sum P (Y - X); dX = -P
+            b_p = _exp(b_y, OPS)
+            b_l = b_p * (b_y - b_x)
+            b_g = -b_p
+        elif BETA_MODE == 1:
+            # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
+            b_q = _exp(b_x, OPS)
+            b_d = b_x - b_y
+            b_l = b_q * b_d
+            b_g = b_q * (b_d + 1.0)
+        elif FORM == _BASE2:
+            # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
+            # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
+            # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
+            b_xl = b_x * LOG2E
+            b_yl = b_y * LOG2E
+            b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+            b_bp = _exp2(b_yl + log2_beta, OPS)
+            # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
+            b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+            b_g = b_bq * (b_xl - b_z)
+            b_l = b_bp * (b_yl - b_z) + b_g
+        elif FORM == _SPLIT:
+            # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
+            # three FMAs into the accumulator instead of two subtractions, a product
+            # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
+            # float32): for bf16 and fp16 only, whose own rounding is far coarser.
+            b_xl = b_x * LOG2E
+            b_yl = b_y * LOG2E
+            b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+            b_bp = _exp2(b_yl + log2_beta, OPS)
+            b_m = b_bp + b_bq
+            b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+            b_g = b_bq * (b_xl - b_z)
+            b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
+        elif FORM == _FUSED or FORM == _POLY:
+            # SPLIT with each product added straight into the running sum (three FMAs);
+            # POLY also moves (1-beta) Q's exp2 from MUFU to the FMA pipe.
+            b_xl = b_x * LOG2E
+            b_yl = b_y * LOG2E
+            if FORM == _POLY:
+                b_bq = _exp2_fma(b_xl + log2_one_minus_beta)
+            else:
+                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+            b_bp = _exp2(b_yl + log2_beta, OPS)
+            b_m = b_bp + b_bq
+            b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+            b_g = b_bq * (b_xl - b_z)
+            b_acc += b_bp * b_yl
+            b_acc += b_bq * b_xl
+            b_l = -(b_m * b_z)
+        elif FORM == _PAIR:
+            # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
+            # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
+            b_xl = b_x * LOG2E
+            b_yl = b_y * LOG2E
+            b_x2 = b_xl + log2_one_minus_beta
+            b_y2 = b_yl + log2_beta
+            b_top = tl.maximum(b_x2, b_y2)
+            b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
+            b_big = _exp2(b_top, OPS)
+            x_wins = b_x2 >= b_y2
+            b_bq = tl.where(x_wins, b_big, b_big * b_t)
+            b_bp = tl.where(x_wins, b_big * b_t, b_big)
+            b_z = b_top + _log2_1p(b_t)
+            b_g = b_bq * (b_xl - b_z)
+            b_l = b_bp * (b_yl - b_z) + b_g
+        else:
+            # In nats, as the float32 PyTorch reference computes it.
+            b_bp = beta * _exp(b_y, OPS)
+            b_bq = (1.0 - beta) * _exp(b_x, OPS)
+            # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
+            b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+            b_g = b_bq * (b_x - b_lm)
+            b_l = b_bp * (b_y - b_lm) + b_g
+        # Padding lanes past the row's end read X = Y = PAD: every exp underflows to
+        # exactly 0, so every term is 0 times a finite number (no select needed).
+        b_acc += b_l
+        if COMPUTE_GRAD:
+            p_dx = dx_ptr + i_r64 * stride_dx + o_v
+            tl.store(p_dx, (b_g * grad_scale).to(dx_ptr.dtype.element_ty), mask=m_v)
+    elif COMPUTE_GRAD:
+        # Ignored rows get their zeros written (the buffer starts uninitialized),
+        # and cost neither a load nor a MUFU operation.
+        p_dx = dx_ptr + i_r64 * stride_dx + o_v
+        tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=m_v)
+    return b_acc
 
 
 @triton.jit
@@ -244,6 +416,7 @@ def jsd_fwd_kernel(
     BLOCK_V: tl.constexpr,
     BLOCK_P: tl.constexpr,
     BLOCK_L: tl.constexpr,
+    STAGES: tl.constexpr = 1,
 ):
     # BASE2 and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the total
     # and the gradient once instead of every element; NATS works in nats (unit 1).
@@ -256,93 +429,59 @@ def jsd_fwd_kernel(
     if COMPUTE_GRAD and HAS_LABELS:
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
-    for i_t in range(i_p, n_tiles, n_p):
-        i_r = i_t // n_col_blocks
-        i_c = i_t - i_r * n_col_blocks
-        i_r64 = i_r.to(tl.int64)
-        o_v = i_c.to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
-        m_v = o_v < cols
-        keep = True
-        if HAS_LABELS:
-            keep = tl.load(labels_ptr + i_r) != ignore_index
-        if keep:
-            b_x = tl.load(
-                x_ptr + i_r64 * stride_x + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-            ).to(tl.float32)
-            b_y = tl.load(
-                y_ptr + i_r64 * stride_y + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-            ).to(tl.float32)
-            if BETA_MODE == 0:
-                # KL(P||Q) = sum P (Y - X); dX = -P
-                b_p = _exp(b_y, OPS)
-                b_l = b_p * (b_y - b_x)
-                b_g = -b_p
-            elif BETA_MODE == 1:
-                # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
-                b_q = _exp(b_x, OPS)
-                b_d = b_x - b_y
-                b_l = b_q * b_d
-                b_g = b_q * (b_d + 1.0)
-            elif FORM == _BASE2:
-                # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
-                # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
-                # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-                b_bp = _exp2(b_yl + log2_beta, OPS)
-                # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
-                b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * (b_yl - b_z) + b_g
-            elif FORM == _SPLIT:
-                # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
-                # three FMAs into the accumulator instead of two subtractions, a product
-                # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
-                # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-                b_bp = _exp2(b_yl + log2_beta, OPS)
-                b_m = b_bp + b_bq
-                b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-            elif FORM == _PAIR:
-                # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
-                # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_x2 = b_xl + log2_one_minus_beta
-                b_y2 = b_yl + log2_beta
-                b_top = tl.maximum(b_x2, b_y2)
-                b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
-                b_big = _exp2(b_top, OPS)
-                x_wins = b_x2 >= b_y2
-                b_bq = tl.where(x_wins, b_big, b_big * b_t)
-                b_bp = tl.where(x_wins, b_big * b_t, b_big)
-                b_z = b_top + _log2_1p(b_t)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * (b_yl - b_z) + b_g
-            else:
-                # In nats, as the float32 PyTorch reference computes it.
-                b_bp = beta * _exp(b_y, OPS)
-                b_bq = (1.0 - beta) * _exp(b_x, OPS)
-                # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
-                b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-                b_g = b_bq * (b_x - b_lm)
-                b_l = b_bp * (b_y - b_lm) + b_g
-            # Padding lanes past the row's end read X = Y = PAD: every exp underflows to
-            # exactly 0, so every term is 0 times a finite number (no select needed).
-            b_acc += b_l
-            if COMPUTE_GRAD:
-                p_dx = dx_ptr + i_r64 * stride_dx + o_v
-                tl.store(p_dx, (b_g * grad_scale).to(dx_ptr.dtype.element_ty), mask=m_v)
-        elif COMPUTE_GRAD:
-            # Ignored rows get their zeros written (the buffer starts uninitialized),
-            # and cost neither a load nor a MUFU operation.
-            p_dx = dx_ptr + i_r64 * stride_dx + o_v
-            tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=m_v)
+    if STAGES > 1:
+        # Software-pipelined: the next tiles' loads are in flight while this one computes.
+        for i_t in tl.range(i_p, n_tiles, n_p, num_stages=STAGES):
+            b_acc = _tile(
+                b_acc,
+                x_ptr,
+                y_ptr,
+                labels_ptr,
+                dx_ptr,
+                i_t,
+                n_col_blocks,
+                cols,
+                stride_x,
+                stride_y,
+                stride_dx,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                grad_scale,
+                ignore_index,
+                BETA_MODE,
+                HAS_LABELS,
+                COMPUTE_GRAD,
+                FORM,
+                OPS,
+                BLOCK_V,
+            )
+    else:
+        for i_t in range(i_p, n_tiles, n_p):
+            b_acc = _tile(
+                b_acc,
+                x_ptr,
+                y_ptr,
+                labels_ptr,
+                dx_ptr,
+                i_t,
+                n_col_blocks,
+                cols,
+                stride_x,
+                stride_y,
+                stride_dx,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                grad_scale,
+                ignore_index,
+                BETA_MODE,
+                HAS_LABELS,
+                COMPUTE_GRAD,
+                FORM,
+                OPS,
+                BLOCK_V,
+            )
     tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
@@ -445,6 +584,7 @@ def _new_plan(
             "BLOCK_V": config.block_v,
             "BLOCK_P": triton.next_power_of_2(programs),
             "BLOCK_L": 1024,
+            "STAGES": config.stages,
         },
         math=math_mode,
     )

@@ -69,11 +69,11 @@ def config_sweep() -> dict[str, float]:
     table = fused.CONFIG_TABLE["sm_90"]
     original = dict(table)
     candidates = [
-        (4096, 16, 4, 1),
-        (8192, 32, 4, 1),
-        (8192, 16, 4, 1),
-        (16384, 32, 4, 1),
-        (4096, 16, 8, 1),
+        (4096, 16, 4),
+        (8192, 32, 4),
+        (8192, 16, 4),
+        (16384, 32, 4),
+        (4096, 16, 8),
     ]
     for dtype, grad in ((torch.float32, True), (torch.bfloat16, False), (torch.float32, False)):
         x = torch.randn(1024, 128256, device="cuda").log_softmax(-1).to(dtype)

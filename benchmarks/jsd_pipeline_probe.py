@@ -1,16 +1,17 @@
-"""Where the JSD kernel's time goes: software pipelining, the timer's L2 flush, host cost.
+"""Where the JSD kernel's time goes: the timer's L2 flush, host cost, launch configs.
 
-Three questions, one process, one GPU:
+Three questions, one process, one GPU (a fourth, software pipelining with
+``tl.range(num_stages=S)``, was measured at commit 9f32a84: results/jsd_pipeline_stages_h200.json):
 
-1. ``stages``: CUDA-graph and do_bench medians of jsd_triton at 1024 and 8192 x 128256 for
-   a few launch configs with ``tl.range(num_stages=S)``, S in 1..3 (1: the plain loop), fp32
-   and bf16, loss only and with the gradient; the loss's relative error against float64.
-2. ``flush``: the gap between do_bench and the CUDA-graph median. The same kernel (the plain
+1. ``flush``: the gap between do_bench and the CUDA-graph median. The same kernel (the plain
    read stream of jsd_forward.py, and jsd_triton) timed with CUDA events around each call
-   after different L2 flushes: writing 256 MB (as do_bench), reading 256 MB, writing then
-   reading another 256 MB (the dirty lines written back before the timed call), and none.
-3. ``host``: host microseconds per call, medians of 5 batches of 200 calls issued while the
+   after different L2 flushes: writing 256 MB (as do_bench), the harness's read flush
+   (timing.ReadFlush), writing then reading (the dirty lines written back before the timed
+   call), and none; inputs that fit in L2 show whether the read flush evicts them.
+2. ``host``: host microseconds per call, medians of 5 batches of 200 calls issued while the
    GPU is busy, for jsd_triton with and without the gradient and for their parts.
+3. ``configs``: CUDA-graph medians of the config table's candidates, three interleaved
+   rounds (the spread between rounds is the noise a single run would hide).
 
     PYTHONPATH=src python3 benchmarks/jsd_pipeline_probe.py \
         > benchmarks/results/jsd_pipeline_probe_h200.json
@@ -27,10 +28,11 @@ from typing import Any
 
 import torch
 import triton
-from jsd_forward import READ_CONFIGS, _read_kernel, read_stream_ms
+from jsd_forward import READ_CONFIGS, _read_kernel
 from triton.testing import do_bench, do_bench_cudagraph
 
-from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
+from kernelindex_sdk.reference_kernels import timing
+from kernelindex_sdk.reference_kernels.jsd import fused, jsd_triton
 
 V = 128256
 
@@ -63,98 +65,16 @@ def _events(fn: Callable[[], Any], flush: Callable[[], Any] | None, n: int = 200
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends, strict=True))
 
 
-def stages() -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    table = fused.CONFIG_TABLE["sm_90"]
-    original = dict(table)
-    candidates = {
-        4: [(4096, 16, 4), (4096, 8, 4), (8192, 16, 2), (2048, 8, 8)],
-        2: [(4096, 16, 8), (4096, 8, 4), (8192, 16, 2), (2048, 8, 8)],
-    }
-    for dtype in (torch.float32, torch.bfloat16):
-        for bt in (1024, 8192):
-            x, y = _inputs(bt, dtype)
-            ref = float(jsd_torch(x.double(), y.double(), beta=0.5))
-            xg = x.clone().requires_grad_()
-            for grad in (False, True):
-                if grad and bt == 8192:
-                    continue
-                for block, warps, per_sm in candidates[dtype.itemsize]:
-                    for s in (1, 2, 3):
-                        table[(dtype.itemsize, grad)] = (block, warps, per_sm, s)
-                        fused._PLANS.clear()
-                        key = f"{dtype}-{bt}-grad{grad}-{block},{warps},{per_sm},s{s}"
-                        try:
-                            fn = (lambda: jsd_triton(xg, y)) if grad else (lambda: jsd_triton(x, y))  # noqa: B023
-                            got = float(fn().detach())
-                            row = {
-                                "graph_ms": _graph(fn),
-                                "do_bench_ms": float(do_bench(fn, rep=100, return_mode="median")),
-                                "rel_error": abs(got - ref) / ref,
-                            }
-                        except Exception as err:
-                            row = {"error": f"{type(err).__name__}: {str(err)[:200]}"}
-                        out[key] = row
-                        print(key, row, file=sys.stderr, flush=True)
-                table.update(original)
-    fused._PLANS.clear()
-    return out
-
-
-def forms() -> dict[str, Any]:
-    """bf16 loss only: CUDA-graph medians per (form, config), three interleaved rounds."""
-    out: dict[str, Any] = {}
-    table = fused.CONFIG_TABLE["sm_90"]
-    original = dict(table)
-    configs = [
-        (4096, 16, 8, 1),
-        (4096, 8, 4, 1),
-        (8192, 16, 2, 1),
-        (4096, 8, 8, 1),
-        (8192, 16, 4, 1),
-    ]
-    variants = {"split": fused.SPLIT, "fused": fused.FUSED, "poly": fused.POLY}
-    for bt in (1024, 4096, 8192):
-        x, y = _inputs(bt, torch.bfloat16)
-        ref = float(jsd_torch(x.double(), y.double(), beta=0.5))
-        out[f"{bt}-read_roofline_ms"] = read_stream_ms(x, y)
-        for rnd in range(3):
-            for name, form in variants.items():
-                fused.HALF_CUDA = (form, fused.PTX)
-                for config in configs:
-                    table[(2, False)] = config
-                    fused._PLANS.clear()
-                    key = f"{bt}-{name}-{config}"
-                    got = float(jsd_triton(x, y))
-                    row = out.setdefault(key, {"graph_ms": [], "rel_error": abs(got - ref) / ref})
-                    row["graph_ms"].append(_graph(lambda: jsd_triton(x, y)))  # noqa: B023
-                    if rnd == 2:
-                        print(key, row, file=sys.stderr, flush=True)
-    table.update(original)
-    fused.HALF_CUDA = (fused.SPLIT, fused.PTX)
-    fused._PLANS.clear()
-    return out
-
-
 def configs() -> dict[str, Any]:
     """CUDA-graph medians of table candidates, three interleaved rounds, at 1024 x 128256."""
     out: dict[str, Any] = {}
     table = fused.CONFIG_TABLE["sm_90"]
     original = dict(table)
     candidates = {
-        (torch.float32, True): [
-            (4096, 16, 4, 1),
-            (4096, 16, 4, 2),
-            (8192, 16, 2, 3),
-            (4096, 8, 4, 2),
-        ],
-        (torch.bfloat16, True): [
-            (16384, 32, 2, 1),
-            (4096, 8, 4, 2),
-            (2048, 8, 8, 3),
-            (8192, 16, 2, 1),
-        ],
-        (torch.float32, False): [(4096, 16, 4, 1), (8192, 16, 2, 1), (8192, 16, 4, 1)],
+        (torch.float32, True): [(4096, 16, 4), (8192, 16, 2), (4096, 8, 4)],
+        (torch.bfloat16, True): [(16384, 32, 2), (4096, 8, 4), (8192, 16, 2)],
+        (torch.float32, False): [(4096, 16, 4), (8192, 16, 2), (8192, 16, 4)],
+        (torch.bfloat16, False): [(4096, 16, 8), (8192, 16, 4), (4096, 8, 8)],
     }
     for (dtype, grad), entries in candidates.items():
         x, y = _inputs(1024, dtype)
@@ -174,55 +94,23 @@ def configs() -> dict[str, Any]:
     return out
 
 
-def profile() -> dict[str, str]:
-    """Where the host time of a call goes: cProfile of 2,000 calls, loss only and with dL/dx."""
-    import cProfile
-    import io
-    import pstats
-
-    x, y = _inputs(1024, torch.float32)
-    out = {}
-    for name, fn in (
-        ("loss", lambda: fused._launch(x, y, 0.5, None, -100, False)),
-        ("grad", lambda: fused._launch(x, y, 0.5, None, -100, True)),
-    ):
-        for _ in range(5):
-            fn()
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(2e9))
-        prof = cProfile.Profile()
-        prof.enable()
-        for _ in range(2000):
-            fn()
-        prof.disable()
-        torch.cuda.synchronize()
-        text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(12)
-        out[name] = text.getvalue()
-        print(out[name], file=sys.stderr, flush=True)
-    return out
-
-
 def flush() -> dict[str, Any]:
     out: dict[str, Any] = {}
     cache = triton.runtime.driver.active.get_empty_cache_for_benchmark()
-    other = torch.empty_like(cache)
     part = torch.empty(4096, device="cuda")
-    total = torch.empty((), device="cuda", dtype=torch.int64)
-    other.fill_(1)
+    read_flush = timing.ReadFlush(torch.device("cuda"))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-
-    def read_all(buf: torch.Tensor) -> None:
-        # Plain loads (no evict-first hint): the read leaves L2 full of clean lines.
-        total.copy_(buf.sum())
-
     flushes: dict[str, Callable[[], Any] | None] = {
         "write": cache.zero_,
-        "read": lambda: read_all(other),
-        "write_then_read": lambda: (cache.zero_(), read_all(other)),
+        "read": read_flush,
+        "write_then_read": lambda: (cache.zero_(), read_flush()),
         "none": None,
     }
+    # 16 and 40 rows fit in L2 (16 and 41 MB): there a flush that fails to evict shows as
+    # a time near "none" (inputs served from L2).
     for dtype, bt in (
+        (torch.float32, 16),
+        (torch.float32, 40),
         (torch.float32, 1024),
         (torch.float32, 2048),
         (torch.float32, 8192),
@@ -291,7 +179,7 @@ def host() -> dict[str, float]:
 
 
 def main() -> int:
-    which = sys.argv[1:] or ["host", "flush", "stages"]
+    which = sys.argv[1:] or ["host", "flush", "configs"]
     out: dict[str, Any] = {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
@@ -301,9 +189,6 @@ def main() -> int:
         parts = {
             "host": host,
             "flush": flush,
-            "stages": stages,
-            "forms": forms,
-            "profile": profile,
             "configs": configs,
         }
         out[part] = parts[part]()

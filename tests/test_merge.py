@@ -19,7 +19,7 @@ from kernelindex_sdk.sharding import partition
 
 ROOT = Path(__file__).resolve().parent.parent
 # A real sweep: 64 records of `kernelindex bench jsd` on an H200, digests recomputable.
-SWEEP = ROOT / "benchmarks" / "results" / "jsd_forward_h200.jsonl"
+SWEEP = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
 EXAMPLE = Path(__file__).parent / "fixtures" / "liger-jsd-forward-torch-b200.json"
 
 

@@ -21,7 +21,7 @@ from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBSET = ROOT / "tests" / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
-H200 = ROOT / "benchmarks" / "results" / "jsd_forward_h200.jsonl"
+H200 = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -37,7 +37,7 @@ kernelindex report {SOURCE.as_posix()} --format markdown --plot {PNG.name}
 
 Each table is one workload family: the swept parameter (`tokens`, the one with the most
 values) down the rows, one column per implementation (median, p20-p80), and each
-implementation's speedup against the first one (torch eager).
+implementation's speedup against the first one ({found[0].implementations[0]}).
 
 ![latency and achieved bandwidth against tokens]({PNG.name})
 

@@ -34,7 +34,7 @@ def main(capability: int) -> int:
     target = GPUTarget("cuda", capability, 32)
     compiled = 0
     for table in fused.CONFIG_TABLE.values():
-        for (size, grad), (block, warps, _per_sm, stages) in table.items():
+        for (size, grad), (block, warps, _per_sm) in table.items():
             dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
             forms = [fused.FLOAT32_CUDA] if size == 4 else [fused.HALF_CUDA]
             for dtype, beta_mode, labels, (form, ops) in itertools.product(
@@ -59,7 +59,6 @@ def main(capability: int) -> int:
                     "BLOCK_V": block,
                     "BLOCK_P": 1024,
                     "BLOCK_L": 1024,
-                    "STAGES": stages,
                 }
                 signature.update(dict.fromkeys(constexprs, "constexpr"))
                 source = ASTSource(

@@ -294,9 +294,11 @@ class Harness:
 class L2Flush:
     """How the device's last-level cache was cleared between timed calls."""
 
-    policy: Literal["none", "buffer_write"]
-    """none (not flushed) or buffer_write (a buffer at least as large as flushBytes written
-    before each call)."""
+    policy: Literal["none", "buffer_write", "buffer_read"]
+    """none (not flushed), buffer_write (a buffer at least as large as flushBytes written
+    before each call: the timed call may pay for writing the flush's dirty lines back),
+    or buffer_read (a buffer of flushBytes read with ordinary loads before each call:
+    only clean lines are left behind)."""
     flush_bytes: NonNegativeSafeInteger | None = attrs.field(
         default=None, metadata={"wire": "flushBytes"}
     )

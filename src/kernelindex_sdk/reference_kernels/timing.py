@@ -79,6 +79,10 @@ class ReadFlush:
         torch.sum(self._buffer, dim=0, out=self._total)
 
 
+def _event() -> torch.cuda.Event:
+    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+
+
 def time_cuda_events(
     fn: Callable[[], Any],
     grad_to_none: Sequence[torch.Tensor],
@@ -103,28 +107,28 @@ def time_cuda_events(
     )
     fn()
     torch.cuda.synchronize()
-    probe = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
-    probe[0].record()  # type: ignore[no-untyped-call]
+    probe = [_event() for _ in range(2)]
+    probe[0].record()
     for _ in range(5):
         flush()
         fn()
-    probe[1].record()  # type: ignore[no-untyped-call]
+    probe[1].record()
     torch.cuda.synchronize()
-    estimate_ms = max(probe[0].elapsed_time(probe[1]) / 5, 1e-3)  # type: ignore[no-untyped-call]
+    estimate_ms = max(probe[0].elapsed_time(probe[1]) / 5, 1e-3)
     for _ in range(max(1, int(WARMUP_MS / estimate_ms))):
         fn()
     count = max(min_samples, int(_REP_MS / estimate_ms))
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(count)]
+    starts = [_event() for _ in range(count)]
+    ends = [_event() for _ in range(count)]
     for start, end in zip(starts, ends, strict=True):
         for tensor in grad_to_none:
             tensor.grad = None
         flush()
-        start.record()  # type: ignore[no-untyped-call]
+        start.record()
         fn()
-        end.record()  # type: ignore[no-untyped-call]
+        end.record()
     torch.cuda.synchronize()
-    return Measured(samples_ms=[s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)])  # type: ignore[no-untyped-call]
+    return Measured(samples_ms=[s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)])
 
 
 def time_cuda_graph(

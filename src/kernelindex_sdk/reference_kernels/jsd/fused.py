@@ -46,8 +46,6 @@ NATS: Final = 0
 BASE2: Final = 1
 PAIR: Final = 2
 SPLIT: Final = 3
-FUSED: Final = 4
-POLY: Final = 5
 TL: Final = 0
 PTX: Final = 1
 LIBDEVICE: Final = 2
@@ -59,8 +57,6 @@ _NATS: tl.constexpr = tl.constexpr(NATS)
 _BASE2: tl.constexpr = tl.constexpr(BASE2)
 _PAIR: tl.constexpr = tl.constexpr(PAIR)
 _SPLIT: tl.constexpr = tl.constexpr(SPLIT)
-_FUSED: tl.constexpr = tl.constexpr(FUSED)
-_POLY: tl.constexpr = tl.constexpr(POLY)
 # What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
 PAD: tl.constexpr = tl.constexpr(-200.0)
 _PTX: tl.constexpr = tl.constexpr(PTX)
@@ -89,22 +85,6 @@ _C7: tl.constexpr = tl.constexpr(LOG2_1P[7])
 _C8: tl.constexpr = tl.constexpr(LOG2_1P[8])
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
-# 2^f ~= E0 + f (E1 + f (E2 + f (E3 + f E4))) on [-0.5, 0.5]: relative error 2.6e-6 (a
-# reweighted least-squares fit); POLY uses it for bf16 and fp16 only.
-EXP2_POLY: Final = (
-    0.9999992615692176,
-    0.6931218212643258,
-    0.24024745057296926,
-    0.055917808475344284,
-    0.00957006887661764,
-)
-_E0: tl.constexpr = tl.constexpr(EXP2_POLY[0])
-_E1: tl.constexpr = tl.constexpr(EXP2_POLY[1])
-_E2: tl.constexpr = tl.constexpr(EXP2_POLY[2])
-_E3: tl.constexpr = tl.constexpr(EXP2_POLY[3])
-_E4: tl.constexpr = tl.constexpr(EXP2_POLY[4])
-# Adding 1.5 * 2^23 rounds a float32 of magnitude < 2^22 to an integer in the low mantissa bits.
-_ROUNDER: tl.constexpr = tl.constexpr(12582912.0)
 
 
 @attrs.frozen
@@ -115,8 +95,6 @@ class KernelConfig:
         block_v: Columns per tile.
         num_warps: Warps per program.
         programs_per_sm: Persistent programs per multiprocessor.
-        stages: Tiles in flight per program (``tl.range``'s ``num_stages``; 1: no
-            software pipelining).
         source: The table entry that chose it (``sm_90``), or ``default`` for a device
             the table does not know, ``interpreter`` off the GPU.
     """
@@ -124,7 +102,6 @@ class KernelConfig:
     block_v: int
     num_warps: int
     programs_per_sm: int
-    stages: int
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -133,21 +110,22 @@ class KernelConfig:
 
 
 # Fastest configs per (element size, gradient) on one H200 (sm_90): benchmarks/jsd_config_sweep.py
-# (results/jsd_config_sweep_h200.json) over the whole space, then benchmarks/jsd_math_probe.py
-# (results/jsd_math_probe_h200.json) among five candidates for this kernel at 1024 x 128256.
+# (results/jsd_config_sweep_h200.json) over the whole space, then benchmarks/jsd_pipeline_probe.py
+# (results/jsd_pipeline_probe_h200.json: three interleaved rounds of CUDA-graph medians) among
+# a few candidates, with and without software pipelining, at 1024..8192 x 128256.
 # Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
 # them for it ahead of time).
-#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, stages).
-CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
+#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM).
+CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int]]]] = {
     "sm_90": {
-        (4, False): (4096, 16, 4, 1),
-        (4, True): (4096, 16, 4, 1),
-        (2, False): (4096, 16, 8, 1),
-        (2, True): (16384, 32, 2, 1),
+        (4, False): (4096, 16, 4),
+        (4, True): (4096, 16, 4),
+        (2, False): (8192, 16, 4),
+        (2, True): (16384, 32, 2),
     },
 }
 _INTERPRETER_CONFIG: Final = KernelConfig(
-    block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
+    block_v=128, num_warps=1, programs_per_sm=2, source="interpreter"
 )
 # Keep at least this many elements per thread when a short vocabulary shrinks the tile.
 _MIN_PER_THREAD: Final = 8
@@ -171,12 +149,10 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
     entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
+    block, warps, per_sm = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
-    return KernelConfig(
-        block_v=block, num_warps=warps, programs_per_sm=per_sm, stages=stages, source=source
-    )
+    return KernelConfig(block_v=block, num_warps=warps, programs_per_sm=per_sm, source=source)
 
 
 @triton.jit
@@ -216,20 +192,6 @@ def _log(x, OPS: tl.constexpr):
         return libdevice.log(x)
     else:
         return tl.log(x)
-
-
-@triton.jit
-def _exp2_fma(x):
-    # 2^x without MUFU: n = round(x) by the 1.5 * 2^23 trick, 2^(x-n) by polynomial, and n
-    # added to the exponent bits. Below 2^-126 (and for padding lanes) exactly 0.
-    b_r = x + _ROUNDER
-    b_f = x - (b_r - _ROUNDER)
-    b_p = _E3 + b_f * _E4
-    b_p = _E2 + b_f * b_p
-    b_p = _E1 + b_f * b_p
-    b_p = _E0 + b_f * b_p
-    b_bits = b_p.to(tl.int32, bitcast=True) + (b_r.to(tl.int32, bitcast=True) << 23)
-    return tl.where(x < -126.0, 0.0, b_bits.to(tl.float32, bitcast=True))
 
 
 @triton.jit
@@ -334,22 +296,6 @@ def _tile(
             b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
             b_g = b_bq * (b_xl - b_z)
             b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-        elif FORM == _FUSED or FORM == _POLY:
-            # SPLIT with each product added straight into the running sum (three FMAs);
-            # POLY also moves (1-beta) Q's exp2 from MUFU to the FMA pipe.
-            b_xl = b_x * LOG2E
-            b_yl = b_y * LOG2E
-            if FORM == _POLY:
-                b_bq = _exp2_fma(b_xl + log2_one_minus_beta)
-            else:
-                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-            b_bp = _exp2(b_yl + log2_beta, OPS)
-            b_m = b_bp + b_bq
-            b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
-            b_g = b_bq * (b_xl - b_z)
-            b_acc += b_bp * b_yl
-            b_acc += b_bq * b_xl
-            b_l = -(b_m * b_z)
         elif FORM == _PAIR:
             # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
             # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
@@ -416,7 +362,6 @@ def jsd_fwd_kernel(
     BLOCK_V: tl.constexpr,
     BLOCK_P: tl.constexpr,
     BLOCK_L: tl.constexpr,
-    STAGES: tl.constexpr = 1,
 ):
     # BASE2 and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the total
     # and the gradient once instead of every element; NATS works in nats (unit 1).
@@ -429,59 +374,31 @@ def jsd_fwd_kernel(
     if COMPUTE_GRAD and HAS_LABELS:
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
-    if STAGES > 1:
-        # Software-pipelined: the next tiles' loads are in flight while this one computes.
-        for i_t in tl.range(i_p, n_tiles, n_p, num_stages=STAGES):
-            b_acc = _tile(
-                b_acc,
-                x_ptr,
-                y_ptr,
-                labels_ptr,
-                dx_ptr,
-                i_t,
-                n_col_blocks,
-                cols,
-                stride_x,
-                stride_y,
-                stride_dx,
-                beta,
-                log2_beta,
-                log2_one_minus_beta,
-                grad_scale,
-                ignore_index,
-                BETA_MODE,
-                HAS_LABELS,
-                COMPUTE_GRAD,
-                FORM,
-                OPS,
-                BLOCK_V,
-            )
-    else:
-        for i_t in range(i_p, n_tiles, n_p):
-            b_acc = _tile(
-                b_acc,
-                x_ptr,
-                y_ptr,
-                labels_ptr,
-                dx_ptr,
-                i_t,
-                n_col_blocks,
-                cols,
-                stride_x,
-                stride_y,
-                stride_dx,
-                beta,
-                log2_beta,
-                log2_one_minus_beta,
-                grad_scale,
-                ignore_index,
-                BETA_MODE,
-                HAS_LABELS,
-                COMPUTE_GRAD,
-                FORM,
-                OPS,
-                BLOCK_V,
-            )
+    for i_t in range(i_p, n_tiles, n_p):
+        b_acc = _tile(
+            b_acc,
+            x_ptr,
+            y_ptr,
+            labels_ptr,
+            dx_ptr,
+            i_t,
+            n_col_blocks,
+            cols,
+            stride_x,
+            stride_y,
+            stride_dx,
+            beta,
+            log2_beta,
+            log2_one_minus_beta,
+            grad_scale,
+            ignore_index,
+            BETA_MODE,
+            HAS_LABELS,
+            COMPUTE_GRAD,
+            FORM,
+            OPS,
+            BLOCK_V,
+        )
     tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
@@ -584,7 +501,6 @@ def _new_plan(
             "BLOCK_V": config.block_v,
             "BLOCK_P": triton.next_power_of_2(programs),
             "BLOCK_L": 1024,
-            "STAGES": config.stages,
         },
         math=math_mode,
     )
@@ -613,7 +529,8 @@ def _launch(
     if input.stride(1) != 1 or target.stride(1) != 1:
         raise ValueError("input and target rows must be contiguous (stride 1 along V)")
     bt, v = input.shape
-    dx = torch.empty((bt, v), device=device, dtype=input.dtype) if compute_grad else None
+    # new_empty skips parsing a device argument: host time on every call.
+    dx = input.new_empty((bt, v)) if compute_grad else None
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
     rows, cols = bt, v
     flat = labels is None and input.is_contiguous() and target.is_contiguous()
@@ -652,7 +569,7 @@ def _launch(
         )
     base2 = plan.math[0] != NATS
     unit = math.log(2.0) if base2 and beta_mode == 2 else 1.0
-    loss = torch.empty((), device=device, dtype=input.dtype)
+    loss = input.new_empty(())
     args = (
         input,
         target,
@@ -765,12 +682,14 @@ class _JSDFunction(torch.autograd.Function):
         ignore_index: int,
     ) -> torch.Tensor:
         loss, dx = _launch(input, target, beta, labels, ignore_index, True)
-        ctx.save_for_backward(dx)
+        # dx is neither an input nor an output: kept as a plain attribute, which skips
+        # save_for_backward's SavedVariable bookkeeping (host time on every call).
+        ctx.dx = dx
         return loss
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        (dx,) = ctx.saved_tensors
+        dx: torch.Tensor = ctx.dx
         # The common case: loss.backward() on the loss itself; skip a full pass over dx.
         if grad_output.numel() == 1 and bool(grad_output == 1):
             return dx, None, None, None, None

@@ -1,0 +1,100 @@
+"""The harness's timers on the CPU, with a fake CUDA clock (test_gpu.py runs them for real)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import kernelindex_sdk as ki
+from kernelindex_sdk.digest import protocol_digest
+from kernelindex_sdk.reference_kernels import harness, timing
+
+MiB = 2**20
+
+
+class FakeClock:
+    """Stands in for torch.cuda's events: each recorded event reads a clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.log: list[str] = []
+
+    def event(self, enable_timing: bool = False) -> Any:
+        clock = self
+
+        class Event:
+            at = 0.0
+
+            def record(self) -> None:
+                self.at = clock.now
+                clock.log.append("record")
+
+            def elapsed_time(self, end: Any) -> float:
+                return float(end.at - self.at)
+
+        return Event()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    fake = FakeClock()
+    monkeypatch.setattr(torch.cuda, "Event", fake.event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    return fake
+
+
+def test_events_flush_before_every_timed_call_and_reset_grads(clock: FakeClock) -> None:
+    x = torch.zeros(3, requires_grad=True)
+    calls: list[bool] = []
+
+    def fn() -> None:
+        calls.append(x.grad is None)
+        x.grad = torch.ones(3)
+        clock.now += 2.0  # each call takes 2 ms
+        clock.log.append("call")
+
+    def flush() -> None:
+        clock.log.append("flush")
+
+    measured = timing.time_cuda_events(fn, [x], min_samples=150, flush=flush)
+    # 2 ms a call: 100 ms of calls would be 50; the floor asks for more.
+    assert len(measured.samples_ms) == 150
+    assert set(measured.samples_ms) == {2.0}
+    timed = clock.log[-4 * 150 :]
+    assert timed == ["flush", "record", "call", "record"] * 150
+    # Every timed call started from x.grad None (the warm-up calls did not).
+    assert calls[-150:] == [True] * 150
+
+
+def test_events_take_about_100_ms_of_calls_when_the_floor_asks_for_fewer(
+    clock: FakeClock,
+) -> None:
+    def fn() -> None:
+        clock.now += 0.5
+
+    measured = timing.time_cuda_events(fn, [], min_samples=10, flush=lambda: None)
+    assert len(measured.samples_ms) == 200
+
+
+def test_the_protocol_names_a_read_flush_four_times_the_l2(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Props:
+        L2_cache_size = 100 * MiB
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Props())
+    spec = harness.protocol_spec(torch.device("cuda", 0))
+    flush = spec["measurement"]["l2Flush"]
+    assert flush == {"policy": "buffer_read", "flushBytes": 400 * MiB, "l2Bytes": 100 * MiB}
+    Props.L2_cache_size = 50 * MiB
+    small = harness.protocol_spec(torch.device("cuda", 0))["measurement"]["l2Flush"]
+    assert small["flushBytes"] == 256 * MiB  # never below Triton's own 256 MiB
+    protocol = {
+        "apiVersion": "kernelindex.dev/v1alpha1",
+        "kind": "BenchmarkProtocol",
+        "metadata": {"name": "harness-events"},
+        "spec": spec,
+    }
+    ki.check(protocol)
+    graph = harness.protocol_spec(torch.device("cuda", 0), timer="cuda-graph")
+    assert protocol_digest(spec) != protocol_digest(graph)

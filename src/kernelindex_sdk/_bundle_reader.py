@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import jsonschema_rs
 
-from . import _jsontext, _semantic, validation
+from . import _jsontext, _quick_checks, _semantic, validation
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
 
 __all__ = ["BundleReader"]
@@ -279,6 +279,8 @@ class BundleReader:
         shell = {k: ({} if k in _MEMBER_KINDS else v) for k, v in doc.items()}
         if not self._shell.is_valid(shell):
             return None
+        if _quick_checks.passes(doc["run"], doc.get("protocol")):
+            return doc
         view = _semantic.RecordView(
             run=doc.get("run"), protocol=doc.get("protocol"), environment=doc.get("environment")
         )

@@ -20,7 +20,7 @@ import jsonschema_rs
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from . import _jsontext, _messages, _semantic
+from . import _jsontext, _messages, _quick_checks, _semantic
 from ._converter import as_json
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
 from ._semantic import DigestComparison
@@ -267,8 +267,10 @@ def _document_problems(
         yield from _fast_problems(detected, doc, strict=fast_valid)
         return
     view = _view(doc, detected)
-    for check_fn in _semantic.CHECKS:
-        yield from check_fn(view)
+    # The common record passes every check in one quick pass; the table says what is wrong.
+    if view.run is None or not _quick_checks.passes(view.run, view.protocol):
+        for check_fn in _semantic.CHECKS:
+            yield from check_fn(view)
     if verify_digests:
         yield from _semantic.DIGEST_CHECK(view)
 

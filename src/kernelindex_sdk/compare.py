@@ -237,9 +237,9 @@ def _group(
 
 
 def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
-    run = max(runs, key=lambda r: r.observed_at)
     if len(runs) == 1:
-        return run, ()
+        return runs[0], ()
+    run = max(runs, key=lambda r: r.observed_at)
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
@@ -287,8 +287,8 @@ def compare(
     diagnose = _Diagnosis(
         base_set,
         new_set,
-        [r for runs in base_groups.values() for rs in runs.values() for r in rs],
-        [r for runs in new_groups.values() for rs in runs.values() for r in rs],
+        base_groups,
+        new_groups,
         across_environments=across_environments,
         across_protocols=across_protocols,
         providers={"BASE": base_provider, "NEW": new_provider},
@@ -364,7 +364,9 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:
     seen: dict[str, set[str]] = {}
-    workloads = {r.workload for r in runs if r.workload is not None}
+    # Runs of one digest share their Workload: one per digest first (digests hash once).
+    by_digest = {r.workload_digest: r.workload for r in runs}
+    workloads = {w for w in by_digest.values() if w is not None}
     for w in workloads:
         for k, v in w.parameters:
             seen.setdefault(k, set()).add(repr(v))
@@ -411,8 +413,8 @@ class _Diagnosis:
         self,
         base: RunSet,
         new: RunSet,
-        base_runs: list[Run],
-        new_runs: list[Run],
+        base_groups: dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]],
+        new_groups: dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]],
         *,
         across_environments: bool,
         across_protocols: bool,
@@ -426,7 +428,7 @@ class _Diagnosis:
             self._fields.append("protocol")
         if not across_environments:
             self._fields.append("environment")
-        self._kept = {"BASE": base_runs, "NEW": new_runs}
+        self._kept = {"BASE": base_groups, "NEW": new_groups}
         self._indexes: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._cache: dict[tuple[str, str, str], list[str]] = {}
 
@@ -439,9 +441,13 @@ class _Diagnosis:
     def _reason(self, run: Run, side: str, other: str) -> str:
         if self._indexes is None:
             # Built on the first unpaired run: a comparison where all pair never pays for it.
+            kept = {
+                side: [r for impls in groups.values() for rs in impls.values() for r in rs]
+                for side, groups in self._kept.items()
+            }
             self._indexes = (
-                {side: _index(runs, _by_workload) for side, runs in self._kept.items()},
-                {side: _index(runs, _by_family) for side, runs in self._kept.items()},
+                {side: _index(runs, _by_workload) for side, runs in kept.items()},
+                {side: _index(runs, _by_family) for side, runs in kept.items()},
             )
         by_workload, by_family = self._indexes
         candidates = by_workload[other].get(_by_workload(run))

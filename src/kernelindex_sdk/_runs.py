@@ -67,6 +67,14 @@ class Workload:
                 return value
         return None
 
+    def as_json(self) -> dict[str, Any]:
+        """The workload object (``run.spec.workload``) it was read from, keys sorted."""
+        found: dict[str, Any] = {"operation": self.operation, "pass": self.pass_}
+        found["parameters"] = dict(self.parameters)
+        if self.bytes_moved is not None:
+            found["bytesMoved"] = self.bytes_moved
+        return found
+
 
 class Run(NamedTuple):
     """The compact form of one run (a tuple: 100,000 of them are built in a few seconds).
@@ -128,8 +136,9 @@ class RunSet:
 
     Attributes:
         runs: The runs, in input order.
-        objects: Digest -> spec of each protocol, environment, workload and
-            implementation object seen (kept once per digest).
+        objects: Digest -> spec of each protocol, environment and implementation
+            object seen (kept once per digest); workloads are kept in their compact
+            form, each run's :attr:`Run.workload` (see :meth:`spec`).
         problems: The problems of the records that were invalid, as ``validate``
             reports them; those records are not in ``runs``.
         invalid: How many records were invalid.
@@ -140,6 +149,17 @@ class RunSet:
     problems: list[FileProblem] = attrs.field(factory=list)
     invalid: int = 0
     _workloads: dict[str, Workload] = attrs.field(factory=dict, repr=False)
+    # One str object per distinct digest, status or provider: 100,000 runs hold a few
+    # hundred strings for them, not 600,000.
+    _strings: dict[str, str] = attrs.field(factory=dict, repr=False)
+
+    def spec(self, digest: str) -> Any:
+        """The object ``digest`` stands for: a protocol, environment or implementation
+        spec, or a workload as JSON; None when no record of the set carried it."""
+        found = self.objects.get(digest)
+        if found is None and digest in self._workloads:
+            found = self._workloads[digest].as_json()
+        return found
 
     def add(self, doc: dict[str, Any], source: str) -> None:
         """Add one valid record (a bundle or a BenchmarkRun, as JSON) read at ``source``."""
@@ -166,26 +186,32 @@ class RunSet:
                 bytes_moved=w.get("bytesMoved"),
             )
             self._workloads[workload_digest] = workload
-            self.objects.setdefault(workload_digest, w)
+        intern = self._strings.setdefault
         implementation = spec.get("implementation")
         if implementation is None:
             provider = entry_point = None
         else:
             self.objects.setdefault(spec["implementationDigest"], implementation)
-            provider, entry_point = implementation["provider"], implementation.get("entryPoint")
-        status = spec["status"]
+            provider = intern(implementation["provider"], implementation["provider"])
+            entry_point = implementation.get("entryPoint")
+            if entry_point is not None:
+                entry_point = intern(entry_point, entry_point)
+        status = intern(spec["status"], spec["status"])
         failure = spec.get("failure")
         value, memory = (None, None) if status == "failed" else _stats(spec)
+        protocol, environment = spec["protocolDigest"], spec["environmentDigest"]
+        observed_at = spec["observedAt"]
+        implementation_digest = spec["implementationDigest"]
         # Positional: 100,000 of these are built, and keywords cost twice as much.
         return Run(
             source,
             run["metadata"]["name"],
             status,
-            spec["observedAt"],
-            workload_digest,
-            spec["protocolDigest"],
-            spec["environmentDigest"],
-            spec["implementationDigest"],
+            intern(observed_at, observed_at),
+            intern(workload_digest, workload_digest),
+            intern(protocol, protocol),
+            intern(environment, environment),
+            intern(implementation_digest, implementation_digest),
             workload,
             provider,
             entry_point,

@@ -485,8 +485,8 @@ class _Diagnosis:
         key = (field, base_digest, new_digest)
         found = self._cache.get(key)
         if found is None:
-            base_obj = self._sets["BASE"].objects.get(base_digest)
-            new_obj = self._sets["NEW"].objects.get(new_digest)
+            base_obj = self._sets["BASE"].spec(base_digest)
+            new_obj = self._sets["NEW"].spec(new_digest)
             digests = f"digest {short_digest(base_digest)} vs {short_digest(new_digest)}"
             if base_obj is None or new_obj is None:
                 found = [f"{digests} (objects absent)"]

@@ -20,7 +20,7 @@ import re
 from typing import Any, Final
 
 from . import _semantic
-from ._semantic import _METRIC_DIMENSION, _ORDER, _UNITS, _below, _scaled, _Value
+from ._semantic import _METRIC_DIMENSION, _ORDER, _UNITS, _scaled, _Value
 
 __all__ = ["passes"]
 
@@ -100,16 +100,18 @@ def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | Non
     return timing is None or timing["primaryStatistic"] in timing["latencyNs"]
 
 
-def _values(
-    spec: dict[str, Any], latency: dict[str, Any]
-) -> dict[str, list[tuple[int, _Value]]] | None:
-    """Each metric's values as check_quantile_order ranks them, (rank, value); None where
-    check_units, check_median_matches or check_duplicate_measurements would report."""
-    values: dict[str, list[tuple[int, _Value]]] = {}
+# One value of a metric, as check_quantile_order sees it: (rank, approx, rounded, raw,
+# factor, statistic, unit); see _semantic._Value. Plain tuples: a few per record.
+_Item = tuple[int, float, bool, float, int, str, str]
+
+
+def _values(spec: dict[str, Any], latency: dict[str, Any]) -> dict[str, list[_Item]] | None:
+    """Each metric's values as check_quantile_order ranks them; None where check_units,
+    check_median_matches or check_duplicate_measurements would report."""
+    values: dict[str, list[_Item]] = {}
     if latency:
         values["latency"] = [
-            (_ORDER.get(s, _NOT_RANKED), _Value(s, v, v, 1, "ns", "", True))
-            for s, v in latency.items()
+            (_ORDER.get(s, _NOT_RANKED), v, True, v, 1, s, "ns") for s, v in latency.items()
         ]
     median = latency.get("median")
     dimensions: dict[str, str] = {}
@@ -133,10 +135,7 @@ def _values(
         ):
             return None
         seen.add(key)
-        item = (
-            _ORDER.get(statistic, _NOT_RANKED),
-            _Value(statistic, scaled, value, factor, unit, "", False),
-        )
+        item = (_ORDER.get(statistic, _NOT_RANKED), scaled, False, value, factor, statistic, unit)
         found = values.get(metric)
         if found is None:
             values[metric] = [item]
@@ -145,13 +144,31 @@ def _values(
     return values
 
 
-def _ordered(found: list[tuple[int, _Value]]) -> bool:
+def _below(a: _Item, b: _Item) -> bool:
+    """``_semantic._below`` of the two values; floating point where it decides."""
+    slack = 0.5 if a[2] != b[2] else 0.0
+    gap = b[1] - a[1] - slack
+    margin = 1e-12 * (abs(a[1]) + abs(b[1]) + 1.0)
+    if gap > margin:
+        return True
+    if gap < -margin:
+        return False
+    return _semantic._below(_value(a), _value(b))
+
+
+def _value(item: _Item) -> _Value:
+    _, approx, rounded, raw, factor, statistic, unit = item
+    return _Value(statistic, approx, raw, factor, unit, "", rounded)
+
+
+def _ordered(found: list[_Item]) -> bool:
     """check_quantile_order and check_mean_in_range for one metric's values."""
     found.sort(key=_RANK)
     # lower: the largest value of the ranks below the current one; top: of those so far.
     lower = top = None
     current = -1
-    for rank, v in found:
+    for v in found:
+        rank = v[0]
         if rank == _NOT_RANKED:
             break
         if rank != current:
@@ -163,13 +180,13 @@ def _ordered(found: list[tuple[int, _Value]]) -> bool:
     else:
         return True
     # The statistics without a rank (mean, stddev) sort last; a mean lies in [min, max].
-    for _, mean in found:
-        if mean.statistic != "mean":
+    for mean in found:
+        if mean[5] != "mean":
             continue
-        for _, v in found:
-            if v.statistic == "min" and _below(mean, v):
+        for v in found:
+            if v[5] == "min" and _below(mean, v):
                 return False
-            if v.statistic == "max" and _below(v, mean):
+            if v[5] == "max" and _below(v, mean):
                 return False
     return True
 

@@ -163,6 +163,10 @@ class Comparison:
     base: RunSet
     new: RunSet
     several_environments: bool = False
+    # Labels worked out so far: one per workload and environment, not one per row.
+    _labels: dict[tuple[int, str, str], str] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     def geomeans(self) -> dict[str, float]:
         """Geometric mean of the ratios, per metric (latency, memory), over pairs with one."""
@@ -182,10 +186,15 @@ class Comparison:
         When the rows come from more than one environment, the run's GPU (or its
         environment digest) follows an ``@``.
         """
-        text = workload_label(run, self.varying)
-        if not self.several_environments:
-            return text
-        return f"{text} @ {environment_label(run, self.base, self.new)}"
+        # The Workload object (shared by a set's runs of one digest) stands for its content.
+        key = (id(run.workload), run.workload_digest, run.environment_digest)
+        text = self._labels.get(key)
+        if text is None:
+            text = workload_label(run, self.varying)
+            if self.several_environments:
+                text = f"{text} @ {environment_label(run, self.base, self.new)}"
+            self._labels[key] = text
+        return text
 
 
 def _sides(pair: Pair) -> Iterator[Run]:

@@ -372,20 +372,24 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
 
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:
+    """Parameters whose values differ between the runs' workloads, or that some lack
+    (or hold as null); every parameter when there is one workload."""
     seen: dict[str, set[str]] = {}
+    # How many workloads give each parameter a value other than null.
+    given: dict[str, int] = {}
     # Runs of one digest share their Workload: one per digest first (digests hash once).
     by_digest = {r.workload_digest: r.workload for r in runs}
     workloads = {w for w in by_digest.values() if w is not None}
     for w in workloads:
         for k, v in w.parameters:
             seen.setdefault(k, set()).add(repr(v))
+            if v is not None:
+                given[k] = given.get(k, 0) + 1
     if len(workloads) <= 1:
         return tuple(sorted(seen))
     return tuple(
         sorted(
-            k
-            for k, values in seen.items()
-            if len(values) > 1 or any(w.parameter(k) is None for w in workloads)
+            k for k, values in seen.items() if len(values) > 1 or given.get(k, 0) < len(workloads)
         )
     )
 

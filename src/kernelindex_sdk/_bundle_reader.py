@@ -281,9 +281,10 @@ class BundleReader:
         # As _jsontext.parse_document: only such text can hold a lone surrogate or
         # nest past MAX_DEPTH; leave it to the full walk.
         brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
-        # The regular expression only where an escape could start one (rarely).
+        # The regular expression only where an escape could start one (rarely); a
+        # backslash is found in C at memory speed, "\\u" several times slower.
         surrogate = tail.surrogate or (
-            text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
+            text.find("\\", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
         )
         return None if surrogate or brackets > MAX_DEPTH else [(key, value), *tail.members]
 

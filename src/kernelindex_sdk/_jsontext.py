@@ -199,7 +199,9 @@ def parse_document(data: str | bytes) -> Parsed:
     # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
     # needs more brackets than that): walk only when the text could hold either.
     scan = ValueScan(problems=[], integral_float=integral)
-    if _ESCAPED_SURROGATE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+    # ("\\" in text runs at memory speed: the regular expression only where it could match.)
+    escaped = "\\" in text and _ESCAPED_SURROGATE.search(text) is not None
+    if escaped or text.count("[") + text.count("{") > MAX_DEPTH:
         scan = scan_value(value)
     if scan.problems:
         return Parsed(None, text, _located(scan.problems, SourceMap(text)))

@@ -122,8 +122,7 @@ def quick(value: Any, rules: Rules, budget: int) -> Quick:  # noqa: PLR0911, PLR
         budget -= len(below)
         level = below
         depth += 1
-    # _make: tuple.__new__ in C, a third of Quick()'s cost.
-    return Quick._make((True, floats, integral, beyond_bmp))
+    return Quick(True, floats, integral, beyond_bmp)
 
 
 def _int_ok(node: int, bits: int | None, limit: int | None) -> bool:

@@ -1,6 +1,6 @@
 """Compare throughput on one core: two files of 50,000 records each, end to end.
 
-Two kinds of record, each multiplied into 50,000 distinct workloads per file (one
+Two kinds of record, each multiplied into 50,000 records per file (one workload
 parameter swept, workload digests recomputed); NEW holds the same workloads re-timed
 (medians scaled by 0.9-1.1), observed later:
 
@@ -40,6 +40,7 @@ import kernelindex_sdk as ki
 from kernelindex_sdk import _jsontext, compare, digest, validation
 from kernelindex_sdk._bundle_reader import BundleReader
 from kernelindex_sdk._cli import main
+from kernelindex_sdk._runs import without_collection
 from kernelindex_sdk.compare import RunSet
 from kernelindex_sdk.importers import liger
 
@@ -173,25 +174,45 @@ def json_floor(*paths: Path) -> Callable[[], None]:
     return run
 
 
+def _full_check(lines: list[bytes]) -> None:
+    for line in lines:
+        list(validation._parsed_problems(_jsontext.parse_document(line)))
+
+
+def _quick_read(lines: list[bytes]) -> None:
+    reader = BundleReader()
+    for line in lines:
+        reader.read(line)
+
+
+def _compact(values: list[Any]) -> None:
+    runs = RunSet()
+    for value in values:
+        runs.add(value, "x")
+
+
 def stages(base: Path, new: Path) -> list[tuple[str, Callable[[], Any]]]:
-    """compare's stages, each timed alone: read+parse+validate, compact, pair, render."""
+    """compare's stages, each timed alone: read+parse+validate, compact, pair, render.
+
+    Each runs as compare runs it, with the cyclic collector paused (see
+    ``_runs.without_collection``), and keeps no more than compare keeps: the parsed
+    records are dropped as they are read.
+    """
     lines = [line for path in (base, new) for line in path.read_bytes().splitlines()]
-    parsed = [_jsontext.parse(line) for line in lines]
+    values = [json.loads(line) for line in lines]
     sets = (compare.load_runs([base]), compare.load_runs([new]))
     result = compare.compare(*sets)
     return [
         (
             "stage: strict parse + validate (as validate)",
-            lambda: [
-                list(validation._parsed_problems(_jsontext.parse_document(line))) for line in lines
-            ],
+            without_collection(lambda: _full_check(lines)),
         ),
         (
             # What compare runs instead for a valid bundle; the full check above for the rest.
             "stage: quick bundle reader (compare's read)",
-            lambda: [r.read(line) for r in [BundleReader()] for line in lines],
+            without_collection(lambda: _quick_read(lines)),
         ),
-        ("stage: compact form", lambda: [RunSet().add(v, "x") for v, _, _ in parsed]),
+        ("stage: compact form", without_collection(lambda: _compact(values))),
         ("stage: pairing", lambda: compare.compare(*sets)),
         ("stage: text table", lambda: compare.render(result)),
     ]

@@ -475,3 +475,29 @@ def test_the_gate_reads_rates_as_better_larger(
     [pair] = result.pairs
     assert pair.significant
     assert bool(result.regressions(10)) == regression
+
+
+# The compact form ------------------------------------------------------------------
+
+
+def test_the_compact_form_gives_back_every_object_a_digest_stands_for() -> None:
+    """Workloads are kept compact; RunSet.spec gives the object the run carried."""
+    runs = cmp.load_runs([H200])
+    docs = [json.loads(line) for line in H200.read_text("utf-8").splitlines() if line]
+    assert len(runs.runs) == len(docs) > 1
+    for run, doc in zip(runs.runs, docs, strict=True):
+        spec = doc["run"]["spec"]
+        for key in ("workload", "implementation"):
+            assert runs.spec(spec[f"{key}Digest"]) == spec[key]
+        assert runs.spec(spec["protocolDigest"]) == doc["protocol"]["spec"]
+        assert runs.spec(spec["environmentDigest"]) == doc["environment"]["spec"]
+        assert run.workload_digest == spec["workloadDigest"]
+    assert runs.spec("sha256:" + "0" * 64) is None
+
+
+def test_runs_share_one_string_per_digest() -> None:
+    runs = cmp.load_runs([H200])
+    assert len({id(r.environment_digest) for r in runs.runs}) == 1
+    assert len({id(r.protocol_digest) for r in runs.runs}) == len(
+        {r.protocol_digest for r in runs.runs}
+    )

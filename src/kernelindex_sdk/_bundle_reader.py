@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import jsonschema_rs
 
-from . import _jsontext, _semantic, validation
+from . import _jsontext, _quick_checks, _semantic, validation
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
 
 __all__ = ["BundleReader"]
@@ -50,6 +50,8 @@ _SHELL_KEYWORDS: Final = frozenset(
 )
 # JSON's whitespace, as json.loads skips it.
 _WS: Final = re.compile(r"[ \t\n\r]*")
+# The same characters, for one-character tests ("" is not among them: "" in "abc" holds).
+_WS_CHARS: Final = frozenset(" \t\n\r")
 _ESCAPED_SURROGATE: Final = _jsontext._ESCAPED_SURROGATE
 MAX_DEPTH: Final = _jsontext.MAX_DEPTH
 #: The most tails kept; past it the table starts again (a few kB each).
@@ -117,6 +119,13 @@ class BundleReader:
     def __init__(self) -> None:
         self._shell = _shell_validator()
         self._tails: dict[str, _Tail] = {}
+        self._last: tuple[str, _Tail] | None = None
+        # The shell's verdict by the bundle's keys, when all are members.
+        self._shells: dict[tuple[str, ...], bool] = {}
+        self._validators = {
+            kind: (validation._fast_validator(kind), validation._strict_fast_validator(kind))
+            for kind in _MEMBER_KINDS.values()
+        }
         flags = self._flags = _Flags()
 
         def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -206,9 +215,12 @@ class BundleReader:
         if kind is None:
             # Another key ("$schema"): the shell checks it, where no integer is expected.
             return not integral
-        if not validation._fast_is_valid(kind, value):
+        fast, strict = self._validators[kind]
+        # As validation._fast_is_valid: what jsonschema-rs cannot take is not valid.
+        try:
+            return bool(fast.is_valid(value)) and (not integral or bool(strict.is_valid(value)))
+        except (ValueError, TypeError):
             return False
-        return not integral or validation._fast_is_valid(kind, value, strict=True)
 
     def _next(self, text: str, idx: int) -> int | None:
         """Past the separator after a member: the next member's start, or -1 at the end."""
@@ -221,9 +233,14 @@ class BundleReader:
 
     def _tail(self, text: str, end: int) -> _Tail | None:
         """The members after the first (which ends at ``end``), kept by their text."""
+        last = self._last
+        # Most lines end as the line before did: compared in place, no copy to hash.
+        if last is not None and len(text) - end == len(last[0]) and text.endswith(last[0]):
+            return last[1]
         rest = text[end:]
         tail = self._tails.get(rest)
         if tail is not None:
+            self._last = (rest, tail)
             return tail
         idx = self._next(text, end)
         members = []
@@ -244,6 +261,7 @@ class BundleReader:
         if len(self._tails) >= MAX_TAILS:
             self._tails.clear()
         self._tails[rest] = tail
+        self._last = (rest, tail)
         return tail
 
     def _members(self, text: str) -> list[tuple[str, Any]] | None:
@@ -263,11 +281,26 @@ class BundleReader:
         # As _jsontext.parse_document: only such text can hold a lone surrogate or
         # nest past MAX_DEPTH; leave it to the full walk.
         brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
-        # The regular expression only where an escape could start one (rarely).
+        # The regular expression only where an escape could start one (rarely); a
+        # backslash is found in C at memory speed, "\\u" several times slower.
         surrogate = tail.surrogate or (
-            text.find("\\u", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
+            text.find("\\", 0, end) != -1 and _ESCAPED_SURROGATE.search(text, 0, end) is not None
         )
         return None if surrogate or brackets > MAX_DEPTH else [(key, value), *tail.members]
+
+    def _shell_valid(self, doc: dict[str, Any]) -> bool:
+        """Whether the bundle's shell (members out) is valid; kept by the keys when all
+        are members, whose values the shell does not look at."""
+        keys = tuple(doc)
+        members_only = _MEMBER_KINDS.keys() >= doc.keys()
+        known = self._shells.get(keys) if members_only else None
+        if known is None:
+            shell = {k: ({} if k in _MEMBER_KINDS else v) for k, v in doc.items()}
+            known = bool(self._shell.is_valid(shell))
+            if members_only:
+                # At most one entry per ordering of the three members.
+                self._shells[keys] = known
+        return known
 
     def _read(self, text: str) -> dict[str, Any] | None:
         members = self._members(text)
@@ -276,9 +309,10 @@ class BundleReader:
         doc = dict(members)
         if len(doc) != len(members) or validation.detect_kind(doc) != BUNDLE:
             return None
-        shell = {k: ({} if k in _MEMBER_KINDS else v) for k, v in doc.items()}
-        if not self._shell.is_valid(shell):
+        if not self._shell_valid(doc):
             return None
+        if _quick_checks.passes(doc["run"], doc.get("protocol")):
+            return doc
         view = _semantic.RecordView(
             run=doc.get("run"), protocol=doc.get("protocol"), environment=doc.get("environment")
         )
@@ -290,5 +324,10 @@ class BundleReader:
 
 def _skip(text: str, idx: int) -> int:
     """Past JSON whitespace from ``idx``."""
+    # The writers' forms first: no space, or one space before a non-space.
+    if text[idx : idx + 1] not in _WS_CHARS:
+        return idx
+    if text[idx] == " " and text[idx + 1 : idx + 2] not in _WS_CHARS:
+        return idx + 1
     found = _WS.match(text, idx)
     return idx if found is None else found.end()

@@ -16,6 +16,7 @@ from typing import Any, Final
 import attrs
 import json_source_map
 
+from . import _jsonwalk
 from .errors import Problem
 
 __all__ = [
@@ -34,16 +35,16 @@ __all__ = [
 _BOM = b"\xef\xbb\xbf"
 # JSON's whitespace (RFC 8259); str.strip() would also drop form feeds and vertical tabs.
 _WHITESPACE = " \t\r\n"
-#: The deepest nesting of arrays and objects a document may have. Records need about ten
-#: levels; the limit keeps every validator's recursion far from the interpreter's.
-MAX_DEPTH: Final = 128
+#: The deepest nesting of arrays and objects a document may have (see _jsonwalk).
+MAX_DEPTH: Final = _jsonwalk.MAX_DEPTH
 #: The most digits an integer literal may have: Python refuses to convert longer ones
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_STR_ONLY: Final = frozenset({str})
-# Containers the quick pass walks before leaving a value to the full walk.
+_SURROGATE = _jsonwalk.SURROGATE
+# Containers the quick pass walks before refusing a value as too large.
 _QUICK_BUDGET: Final = 1_000_000
+# JSON's types exactly: validation refuses what a reader of the text would not get back.
+_RULES: Final = _jsonwalk.Rules(exact=True)
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -198,7 +199,9 @@ def parse_document(data: str | bytes) -> Parsed:
     # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
     # needs more brackets than that): walk only when the text could hold either.
     scan = ValueScan(problems=[], integral_float=integral)
-    if _ESCAPED_SURROGATE.search(text) or text.count("[") + text.count("{") > MAX_DEPTH:
+    # ("\\" in text runs at memory speed: the regular expression only where it could match.)
+    escaped = "\\" in text and _ESCAPED_SURROGATE.search(text) is not None
+    if escaped or text.count("[") + text.count("{") > MAX_DEPTH:
         scan = scan_value(value)
     if scan.problems:
         return Parsed(None, text, _located(scan.problems, SourceMap(text)))
@@ -274,34 +277,12 @@ class ValueScan:
     integral_float: bool
 
 
-def _type_problem(pointer: str, node: object) -> Problem:
-    return Problem(
-        pointer=pointer,
-        message=f"expected a JSON value, got {type(node).__name__} {_short(node)}",
-        code="json-value",
-    )
-
-
 def _short(node: object) -> str:
     try:
         text = repr(node)
     except Exception:  # a foreign object's repr may raise anything
         text = f"<{type(node).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _string_problem(pointer: str, text: str, what: str) -> Problem | None:
-    found = _SURROGATE.search(text)
-    if found is None:
-        return None
-    return Problem(
-        pointer=pointer,
-        message=(
-            f"{what} holds a lone surrogate U+{ord(found.group()):04X} at index {found.start()};"
-            " it is not Unicode text and cannot be written as UTF-8"
-        ),
-        code="json-value",
-    )
 
 
 def scan_value(value: Any) -> ValueScan:
@@ -319,142 +300,47 @@ def scan_value(value: Any) -> ValueScan:
         The problems found (the walk stops below a container that is too deep or
         cyclic) and whether any float is integral, such as ``2.0``.
     """
-    plain, integral = _quick_scan(value)
-    if plain:
-        return ValueScan(problems=[], integral_float=integral)
-    if plain is None:
+    found = _jsonwalk.quick(value, _RULES, _QUICK_BUDGET)
+    if found.plain:
+        return ValueScan(problems=[], integral_float=found.integral)
+    if found.plain is None:
         # Validators expand shared containers: a value that shares at every level
         # would take them exponential time.
         message = f"more than {_QUICK_BUDGET} arrays and objects; too large to check"
         return ValueScan(
             problems=[Problem(pointer="", message=message, code="json-value")],
-            integral_float=integral,
+            integral_float=found.integral,
         )
-    scan = _Scan()
-    # (pointer, node, depth); an _EXIT entry takes its container off the current path.
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
-    while stack:
-        pointer, node, depth = stack.pop()
-        if node is _EXIT:
-            scan.on_path.discard(depth)
-            scan.done.add(depth)
-        elif type(node) is dict or type(node) is list:
-            stack.extend(scan.enter(pointer, node, depth))
-        else:
-            scan.scalar(pointer, node)
-    return ValueScan(problems=scan.problems, integral_float=scan.integral)
+    walk = _jsonwalk.Walk(_RULES)
+    problems = [_problem(finding) for finding in walk.findings(value)]
+    return ValueScan(problems=problems, integral_float=walk.integral)
 
 
-def _quick_scan(value: Any) -> tuple[bool | None, bool]:
-    """Whether ``value`` is plainly a JSON value, and whether it holds an integral float.
-
-    The common case, decided level by level without pointers; a cycle shows as nesting
-    past MAX_DEPTH, and :func:`scan_value`'s walk then tells what is wrong. ``None``
-    when the walk meets more than _QUICK_BUDGET containers (counting a shared one
-    each time it is met).
-    """
-    integral = False
-    budget = _QUICK_BUDGET
-    # The root sits in a list of its own, at depth -1, to be checked like any child.
-    level: list[Any] = [[value]]
-    depth = -1
-    while level:
-        if budget < 0:
-            return None, integral
-        if depth >= MAX_DEPTH:
-            return False, integral
-        below: list[Any] = []
-        for node in level:
-            children = node
-            if type(node) is dict:
-                # Both checks run in C: every key a str, and no lone surrogate in any.
-                keys = "".join(node) if _STR_ONLY.issuperset(map(type, node)) else None
-                if keys is None or (not keys.isascii() and _SURROGATE.search(keys)):
-                    return False, integral
-                children = node.values()
-            for child in children:
-                kind = type(child)
-                if kind is dict or kind is list:
-                    below.append(child)
-                elif kind is str:
-                    if not child.isascii() and _SURROGATE.search(child):
-                        return False, integral
-                elif kind is float and math.isfinite(child):
-                    integral = integral or child.is_integer()
-                elif not (kind is int or kind is bool or child is None):
-                    return False, integral
-        budget -= len(below)
-        level = below
-        depth += 1
-    return True, integral
-
-
-@attrs.define
-class _Scan:
-    problems: list[Problem] = attrs.Factory(list)
-    integral: bool = False
-    # ids of the containers from the root to the node being walked
-    on_path: set[int] = attrs.Factory(set)
-    # ids of the containers walked to the end: a shared one is walked once, so a value
-    # that shares at every level cannot take exponential time
-    done: set[int] = attrs.Factory(set)
-
-    def scalar(self, pointer: str, node: Any) -> None:
-        kind = type(node)
-        if kind is str:
-            problem = _string_problem(pointer, node, "string")
-            if problem is not None:
-                self.problems.append(problem)
-        elif kind is float:
-            if not math.isfinite(node):
-                self.problems.append(
-                    Problem(
-                        pointer=pointer,
-                        message=f"{node!r} is not valid JSON; numbers must be finite",
-                        code="non-finite-number",
-                    )
-                )
-            elif node.is_integer():
-                self.integral = True
-        elif not (kind is int or kind is bool or node is None):
-            self.problems.append(_type_problem(pointer, node))
-
-    def enter(self, pointer: str, node: Any, depth: int) -> list[tuple[str, Any, int]]:
-        """Check a container; return what to walk next (its children, then its exit)."""
-        if id(node) in self.done:
-            return []
-        if id(node) in self.on_path:
-            message = "the value contains itself; JSON cannot hold a cycle"
-            self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))
-            return []
-        if depth >= MAX_DEPTH:
-            message = f"nested deeper than {MAX_DEPTH} levels"
-            self.problems.append(Problem(pointer=pointer, message=message, code="json-value"))
-            return []
-        self.on_path.add(id(node))
-        children: list[tuple[str, Any, int]] = []
-        if type(node) is list:
-            children.extend((f"{pointer}/{i}", v, depth + 1) for i, v in enumerate(node))
-        else:
-            for key, child in node.items():
-                if type(key) is not str:
-                    message = f"expected string keys, got {type(key).__name__} {_short(key)}"
-                    self.problems.append(
-                        Problem(pointer=pointer, message=message, code="json-value")
-                    )
-                    continue
-                child_pointer = f"{pointer}/{escape_token(key)}"
-                problem = _string_problem(child_pointer, key, "key")
-                if problem is not None:
-                    self.problems.append(problem)
-                children.append((child_pointer, child, depth + 1))
-        children.append(("", _EXIT, id(node)))
-        # The stack pops from the end: reverse so children are walked in order, exit last.
-        children.reverse()
-        return children
-
-
-_EXIT: Final = object()
+def _problem(finding: _jsonwalk.Finding) -> Problem:
+    pointer = "".join(f"/{escape_token(t)}" for t in _jsonwalk.path_tokens(finding.path))
+    node, what = finding.node, finding.what
+    code = "json-value"
+    if what in ("surrogate", "key-surrogate"):
+        at = _SURROGATE.search(node)
+        index = -1 if at is None else at.start()
+        point = 0 if at is None else ord(at.group())
+        message = (
+            f"{'key' if what == 'key-surrogate' else 'string'} holds a lone surrogate"
+            f" U+{point:04X} at index {index}; it is not Unicode text and cannot be"
+            " written as UTF-8"
+        )
+    elif what == "non-finite":
+        message = f"{node!r} is not valid JSON; numbers must be finite"
+        code = "non-finite-number"
+    elif what == "cycle":
+        message = "the value contains itself; JSON cannot hold a cycle"
+    elif what == "deep":
+        message = f"nested deeper than {MAX_DEPTH} levels"
+    elif what == "key-type":
+        message = f"expected string keys, got {type(node).__name__} {_short(node)}"
+    else:
+        message = f"expected a JSON value, got {type(node).__name__} {_short(node)}"
+    return Problem(pointer=pointer, message=message, code=code)
 
 
 class SourceMap:

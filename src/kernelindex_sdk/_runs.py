@@ -67,6 +67,14 @@ class Workload:
                 return value
         return None
 
+    def as_json(self) -> dict[str, Any]:
+        """The workload object (``run.spec.workload``) it was read from, keys sorted."""
+        found: dict[str, Any] = {"operation": self.operation, "pass": self.pass_}
+        found["parameters"] = dict(self.parameters)
+        if self.bytes_moved is not None:
+            found["bytesMoved"] = self.bytes_moved
+        return found
+
 
 class Run(NamedTuple):
     """The compact form of one run (a tuple: 100,000 of them are built in a few seconds).
@@ -128,8 +136,9 @@ class RunSet:
 
     Attributes:
         runs: The runs, in input order.
-        objects: Digest -> spec of each protocol, environment, workload and
-            implementation object seen (kept once per digest).
+        objects: Digest -> spec of each protocol, environment and implementation
+            object seen (kept once per digest); workloads are kept in their compact
+            form, each run's :attr:`Run.workload` (see :meth:`spec`).
         problems: The problems of the records that were invalid, as ``validate``
             reports them; those records are not in ``runs``.
         invalid: How many records were invalid.
@@ -140,15 +149,29 @@ class RunSet:
     problems: list[FileProblem] = attrs.field(factory=list)
     invalid: int = 0
     _workloads: dict[str, Workload] = attrs.field(factory=dict, repr=False)
+    # One str object per distinct digest, status or provider: 100,000 runs hold a few
+    # hundred strings for them, not 600,000.
+    _strings: dict[str, str] = attrs.field(factory=dict, repr=False)
+
+    def spec(self, digest: str) -> Any:
+        """The object ``digest`` stands for: a protocol, environment or implementation
+        spec, or a workload as JSON; None when no record of the set carried it."""
+        found = self.objects.get(digest)
+        if found is None and digest in self._workloads:
+            found = self._workloads[digest].as_json()
+        return found
 
     def add(self, doc: dict[str, Any], source: str) -> None:
         """Add one valid record (a bundle or a BenchmarkRun, as JSON) read at ``source``."""
         run = doc.get("run", doc)
         spec = run["spec"]
-        for key in ("protocol", "environment"):
-            obj = doc.get(key)
-            if obj is not None:
-                self.objects.setdefault(spec[f"{key}Digest"], obj["spec"])
+        objects = self.objects
+        protocol = doc.get("protocol")
+        if protocol is not None:
+            objects.setdefault(spec["protocolDigest"], protocol["spec"])
+        environment = doc.get("environment")
+        if environment is not None:
+            objects.setdefault(spec["environmentDigest"], environment["spec"])
         self.runs.append(self._compact(run, spec, source))
 
     def _compact(self, run: dict[str, Any], spec: dict[str, Any], source: str) -> Run:
@@ -163,34 +186,43 @@ class RunSet:
                 bytes_moved=w.get("bytesMoved"),
             )
             self._workloads[workload_digest] = workload
-            self.objects.setdefault(workload_digest, w)
+        intern = self._strings.setdefault
         implementation = spec.get("implementation")
-        if implementation is not None:
+        if implementation is None:
+            provider = entry_point = None
+        else:
             self.objects.setdefault(spec["implementationDigest"], implementation)
+            provider = intern(implementation["provider"], implementation["provider"])
+            entry_point = implementation.get("entryPoint")
+            if entry_point is not None:
+                entry_point = intern(entry_point, entry_point)
+        status = intern(spec["status"], spec["status"])
         failure = spec.get("failure")
-        value, memory = _stats(spec)
+        value, memory = (None, None) if status == "failed" else _stats(spec)
+        protocol, environment = spec["protocolDigest"], spec["environmentDigest"]
+        observed_at = spec["observedAt"]
+        implementation_digest = spec["implementationDigest"]
+        # Positional: 100,000 of these are built, and keywords cost twice as much.
         return Run(
-            source=source,
-            name=run["metadata"]["name"],
-            status=spec["status"],
-            observed_at=spec["observedAt"],
-            workload_digest=workload_digest,
-            protocol_digest=spec["protocolDigest"],
-            environment_digest=spec["environmentDigest"],
-            implementation_digest=spec["implementationDigest"],
-            workload=workload,
-            provider=None if implementation is None else implementation["provider"],
-            entry_point=None if implementation is None else implementation.get("entryPoint"),
-            failure=None if failure is None else f"{failure['reason']}: {failure['message']}",
-            value=value,
-            memory=memory,
+            source,
+            run["metadata"]["name"],
+            status,
+            intern(observed_at, observed_at),
+            intern(workload_digest, workload_digest),
+            intern(protocol, protocol),
+            intern(environment, environment),
+            intern(implementation_digest, implementation_digest),
+            workload,
+            provider,
+            entry_point,
+            None if failure is None else f"{failure['reason']}: {failure['message']}",
+            value,
+            memory,
         )
 
 
 def _stats(spec: dict[str, Any]) -> tuple[Stat | None, Stat | None]:
-    """The run's primary statistic and a memory statistic recorded beside it."""
-    if spec["status"] == "failed":
-        return None, None
+    """The primary statistic of a run that did not fail, and a memory statistic beside it."""
     timing = spec.get("timing")
     if timing is None:
         return _measured_stats(spec.get("measurements", ()))
@@ -202,16 +234,19 @@ def _stats(spec: dict[str, Any]) -> tuple[Stat | None, Stat | None]:
     p20, p80 = latency.get("p20"), latency.get("p80")
     memory: dict[str, tuple[str, float]] | None = None
     for m in spec.get("measurements", ()):
-        metric, statistic = m["metric"], m["statistic"]
+        metric = m["metric"]
         if metric == "latency":
+            statistic = m["statistic"]
             if statistic == "p20" and p20 is None:
-                p20 = _ns((m["unit"], m["value"]))
+                factor = _NS_PER.get(m["unit"])
+                p20 = None if factor is None else m["value"] * factor
             elif statistic == "p80" and p80 is None:
-                p80 = _ns((m["unit"], m["value"]))
+                factor = _NS_PER.get(m["unit"])
+                p80 = None if factor is None else m["value"] * factor
         elif metric == "memory":
             if memory is None:
                 memory = {}
-            memory[statistic] = (m["unit"], m["value"])
+            memory[m["statistic"]] = (m["unit"], m["value"])
     return Stat("latency", "ns", median, p20, p80), (
         None if memory is None else _stat("memory", memory)
     )

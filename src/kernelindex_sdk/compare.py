@@ -163,6 +163,10 @@ class Comparison:
     base: RunSet
     new: RunSet
     several_environments: bool = False
+    # Labels worked out so far: one per workload and environment, not one per row.
+    _labels: dict[tuple[int, str, str], str] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     def geomeans(self) -> dict[str, float]:
         """Geometric mean of the ratios, per metric (latency, memory), over pairs with one."""
@@ -182,10 +186,15 @@ class Comparison:
         When the rows come from more than one environment, the run's GPU (or its
         environment digest) follows an ``@``.
         """
-        text = workload_label(run, self.varying)
-        if not self.several_environments:
-            return text
-        return f"{text} @ {environment_label(run, self.base, self.new)}"
+        # The Workload object (shared by a set's runs of one digest) stands for its content.
+        key = (id(run.workload), run.workload_digest, run.environment_digest)
+        text = self._labels.get(key)
+        if text is None:
+            text = workload_label(run, self.varying)
+            if self.several_environments:
+                text = f"{text} @ {environment_label(run, self.base, self.new)}"
+            self._labels[key] = text
+        return text
 
 
 def _sides(pair: Pair) -> Iterator[Run]:
@@ -237,9 +246,9 @@ def _group(
 
 
 def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
-    run = max(runs, key=lambda r: r.observed_at)
     if len(runs) == 1:
-        return run, ()
+        return runs[0], ()
+    run = max(runs, key=lambda r: r.observed_at)
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
@@ -287,8 +296,8 @@ def compare(
     diagnose = _Diagnosis(
         base_set,
         new_set,
-        [r for runs in base_groups.values() for rs in runs.values() for r in rs],
-        [r for runs in new_groups.values() for rs in runs.values() for r in rs],
+        base_groups,
+        new_groups,
         across_environments=across_environments,
         across_protocols=across_protocols,
         providers={"BASE": base_provider, "NEW": new_provider},
@@ -363,18 +372,24 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
 
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:
+    """Parameters whose values differ between the runs' workloads, or that some lack
+    (or hold as null); every parameter when there is one workload."""
     seen: dict[str, set[str]] = {}
-    workloads = {r.workload for r in runs if r.workload is not None}
+    # How many workloads give each parameter a value other than null.
+    given: dict[str, int] = {}
+    # Runs of one digest share their Workload: one per digest first (digests hash once).
+    by_digest = {r.workload_digest: r.workload for r in runs}
+    workloads = {w for w in by_digest.values() if w is not None}
     for w in workloads:
         for k, v in w.parameters:
             seen.setdefault(k, set()).add(repr(v))
+            if v is not None:
+                given[k] = given.get(k, 0) + 1
     if len(workloads) <= 1:
         return tuple(sorted(seen))
     return tuple(
         sorted(
-            k
-            for k, values in seen.items()
-            if len(values) > 1 or any(w.parameter(k) is None for w in workloads)
+            k for k, values in seen.items() if len(values) > 1 or given.get(k, 0) < len(workloads)
         )
     )
 
@@ -411,8 +426,8 @@ class _Diagnosis:
         self,
         base: RunSet,
         new: RunSet,
-        base_runs: list[Run],
-        new_runs: list[Run],
+        base_groups: dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]],
+        new_groups: dict[tuple[str, ...], dict[tuple[str, ...], list[Run]]],
         *,
         across_environments: bool,
         across_protocols: bool,
@@ -426,7 +441,7 @@ class _Diagnosis:
             self._fields.append("protocol")
         if not across_environments:
             self._fields.append("environment")
-        self._kept = {"BASE": base_runs, "NEW": new_runs}
+        self._kept = {"BASE": base_groups, "NEW": new_groups}
         self._indexes: tuple[dict[str, Any], dict[str, Any]] | None = None
         self._cache: dict[tuple[str, str, str], list[str]] = {}
 
@@ -439,9 +454,13 @@ class _Diagnosis:
     def _reason(self, run: Run, side: str, other: str) -> str:
         if self._indexes is None:
             # Built on the first unpaired run: a comparison where all pair never pays for it.
+            kept = {
+                side: [r for impls in groups.values() for rs in impls.values() for r in rs]
+                for side, groups in self._kept.items()
+            }
             self._indexes = (
-                {side: _index(runs, _by_workload) for side, runs in self._kept.items()},
-                {side: _index(runs, _by_family) for side, runs in self._kept.items()},
+                {side: _index(runs, _by_workload) for side, runs in kept.items()},
+                {side: _index(runs, _by_family) for side, runs in kept.items()},
             )
         by_workload, by_family = self._indexes
         candidates = by_workload[other].get(_by_workload(run))
@@ -479,8 +498,8 @@ class _Diagnosis:
         key = (field, base_digest, new_digest)
         found = self._cache.get(key)
         if found is None:
-            base_obj = self._sets["BASE"].objects.get(base_digest)
-            new_obj = self._sets["NEW"].objects.get(new_digest)
+            base_obj = self._sets["BASE"].spec(base_digest)
+            new_obj = self._sets["NEW"].spec(new_digest)
             digests = f"digest {short_digest(base_digest)} vs {short_digest(new_digest)}"
             if base_obj is None or new_obj is None:
                 found = [f"{digests} (objects absent)"]

@@ -47,6 +47,8 @@ __all__ = [
 #: The most bytes one document may have: a record is a few KiB, so this only stops
 #: runaway input (``/dev/zero``, an endless pipe) before it exhausts memory.
 MAX_DOCUMENT_BYTES: Final = 64 * 2**20
+# Bytes read from a file at a time.
+_READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
@@ -304,7 +306,9 @@ def _stdin_documents(stream: IO[bytes]) -> Iterator[Document]:
 
 def _file_documents(path: Path) -> Iterator[Document]:
     source = str(path)
-    with input_errors(source), open(path, "rb") as stream:
+    # A 64 KiB buffer: with the default (the file system's block, 4 KiB here) reading
+    # 360 MB of JSON Lines line by line took 0.2 s rather than 0.07, most in system calls.
+    with input_errors(source), open(path, "rb", buffering=_READ_BUFFER) as stream:
         if path.suffix.lower() == ".jsonl":
             yield from _lines(stream, source)
             return

@@ -20,7 +20,7 @@ import jsonschema_rs
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from . import _jsontext, _messages, _semantic
+from . import _jsontext, _messages, _quick_checks, _semantic
 from ._converter import as_json
 from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
 from ._semantic import DigestComparison
@@ -80,13 +80,50 @@ def _reference_validator(kind: str) -> jsonschema.protocols.Validator:
     return validator
 
 
+# The schemas end patterns with "$(?!\n)" for Python's re, whose "$" also matches before
+# a final newline. jsonschema-rs's "$" matches at the end only (as ECMA-262's does), so
+# there the lookahead never fails, but it sends every such pattern to the backtracking
+# engine: a third of a run's validation time. The fast validators drop it.
+_END_LOOKAHEAD = "$(?!\\n)"
+
+
+def _end_only(pattern: str) -> str:
+    """``pattern`` without a final ``(?!\\n)`` after an end anchor: the same language in
+    jsonschema-rs (no inline flag can make its ``$`` match before a newline)."""
+    if not pattern.endswith(_END_LOOKAHEAD) or "(?" in pattern[: -len(_END_LOOKAHEAD)].replace(
+        "(?!", ""
+    ).replace("(?:", ""):
+        return pattern
+    head = pattern[: -len(_END_LOOKAHEAD)]
+    # An escaped "$" (an odd run of backslashes before it) is a character, not an anchor.
+    if (len(head) - len(head.rstrip("\\"))) % 2:
+        return pattern
+    return head + "$"
+
+
+def _fast_schema(node: Any) -> Any:
+    """A copy of a schema with :func:`_end_only` applied to every pattern."""
+    if isinstance(node, list):
+        return [_fast_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        k: _end_only(v) if k == "pattern" and isinstance(v, str) else _fast_schema(v)
+        for k, v in node.items()
+    }
+
+
+@functools.cache
+def _fast_schemas() -> dict[str, Any]:
+    return {name: _fast_schema(schema) for name, schema in load_schemas().items()}
+
+
 @functools.cache
 def _fast_validator(kind: str) -> Any:
-    rs_registry = jsonschema_rs.Registry(
-        [(BASE_URI + name, schema) for name, schema in load_schemas().items()]
-    )
+    schemas = _fast_schemas()
+    rs_registry = jsonschema_rs.Registry([(BASE_URI + name, s) for name, s in schemas.items()])
     return jsonschema_rs.validator_for(
-        load_schemas()[SCHEMA_FILES[kind]], registry=rs_registry, validate_formats=True
+        schemas[SCHEMA_FILES[kind]], registry=rs_registry, validate_formats=True
     )
 
 
@@ -126,7 +163,7 @@ def _strict_schema(node: Any) -> Any:
 
 @functools.cache
 def _strict_fast_validator(kind: str) -> Any:
-    schemas = {name: _strict_schema(schema) for name, schema in load_schemas().items()}
+    schemas = {name: _strict_schema(schema) for name, schema in _fast_schemas().items()}
     rs_registry = jsonschema_rs.Registry([(BASE_URI + name, s) for name, s in schemas.items()])
     return jsonschema_rs.validator_for(
         schemas[SCHEMA_FILES[kind]],
@@ -267,8 +304,10 @@ def _document_problems(
         yield from _fast_problems(detected, doc, strict=fast_valid)
         return
     view = _view(doc, detected)
-    for check_fn in _semantic.CHECKS:
-        yield from check_fn(view)
+    # The common record passes every check in one quick pass; the table says what is wrong.
+    if view.run is None or not _quick_checks.passes(view.run, view.protocol):
+        for check_fn in _semantic.CHECKS:
+            yield from check_fn(view)
     if verify_digests:
         yield from _semantic.DIGEST_CHECK(view)
 

@@ -1,0 +1,194 @@
+"""The semantic checks of a common record in one pass: True only where every check passes.
+
+:data:`_semantic.CHECKS` runs ten small functions, each walking the run's measurements
+and building pointers as it goes; for a valid record nothing is reported, and most of
+that work is lost. :func:`passes` answers the same question (does any check report a
+problem?) in one walk, for the records compare and validate read by the thousand. It
+only ever says "no problem": where it is not sure (a failed run, a protocol that timed
+nothing, a measurement in a unit of the wrong dimension, any value it would have to
+report), it returns False and the caller runs the table, which says what is wrong.
+
+It follows the table as it stands: should a check be added to :data:`_semantic.CHECKS`
+or one be changed, :func:`passes` turns itself off (always False) until it is taught.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from typing import Any, Final
+
+from . import _semantic
+from ._semantic import _METRIC_DIMENSION, _ORDER, _UNITS, _scaled, _Value
+
+__all__ = ["passes"]
+
+# The checks :func:`passes` decides, in the table's order.
+_COVERED: Final = (
+    _semantic.check_observed_at,
+    _semantic.check_units,
+    _semantic.check_failed_run,
+    _semantic.check_protocol_timer,
+    _semantic.check_min_samples,
+    _semantic.check_primary_statistic,
+    _semantic.check_quantile_order,
+    _semantic.check_mean_in_range,
+    _semantic.check_median_matches,
+    _semantic.check_duplicate_measurements,
+)
+# observedAt with the time of day in range (hour < 24, minute and second < 60), as
+# datetime() requires: only the date then needs the calendar.
+_INSTANT: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+)
+# Dates already checked against the calendar; emptied when full.
+_DATES: dict[str, bool] = {}
+_MAX_DATES: Final = 4096
+_NOT_RANKED: Final = len(_ORDER)
+
+
+def _instant(text: str) -> bool:
+    """``_semantic._is_instant(text)``, with each date's calendar check done once."""
+    if _INSTANT.fullmatch(text) is None:
+        return False
+    date = text[:10]
+    known = _DATES.get(date)
+    if known is None:
+        known = _semantic._is_instant(date + "T00:00:00.000Z")
+        if len(_DATES) >= _MAX_DATES:
+            _DATES.clear()
+        _DATES[date] = known
+    return known
+
+
+def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
+    """Whether no check of :data:`_semantic.CHECKS` reports a problem for a schema-valid
+    run (and the protocol its input carries); False also where it cannot tell quickly.
+
+    Args:
+        run: The run document (schema-valid).
+        protocol: The protocol document of the same input, or None.
+    """
+    if _semantic.CHECKS != _COVERED:
+        return False
+    spec = run["spec"]
+    # A failed run's rules, and a protocol that timed nothing, are left to the table.
+    if spec["status"] == "failed" or not _instant(spec["observedAt"]):
+        return False
+    timing = spec.get("timing")
+    if not _timing_agrees(timing, protocol):
+        return False
+    values = _values(spec, {} if timing is None else timing["latencyNs"])
+    return values is not None and all(
+        len(found) == 1 or _ordered(found) for found in values.values()
+    )
+
+
+def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | None) -> bool:
+    """check_protocol_timer, check_min_samples and check_primary_statistic."""
+    if protocol is not None:
+        method = protocol["spec"]["measurement"]
+        if method["timer"] == "not_applicable":
+            return False
+        if timing is not None:
+            least, samples = method.get("minSamples"), timing.get("samples")
+            if least is not None and samples is not None and samples < least:
+                return False
+            if method["primaryStatistic"] != timing["primaryStatistic"]:
+                return False
+    return timing is None or timing["primaryStatistic"] in timing["latencyNs"]
+
+
+# One value of a metric, as check_quantile_order sees it: (rank, approx, rounded, raw,
+# factor, statistic, unit); see _semantic._Value. Plain tuples: a few per record.
+_Item = tuple[int, float, bool, float, int, str, str]
+
+
+def _values(spec: dict[str, Any], latency: dict[str, Any]) -> dict[str, list[_Item]] | None:
+    """Each metric's values as check_quantile_order ranks them; None where check_units,
+    check_median_matches or check_duplicate_measurements would report."""
+    values: dict[str, list[_Item]] = {}
+    if latency:
+        values["latency"] = [
+            (_ORDER.get(s, _NOT_RANKED), v, True, v, 1, s, "ns") for s, v in latency.items()
+        ]
+    median = latency.get("median")
+    dimensions: dict[str, str] = {}
+    seen: set[tuple[str, str]] = set()
+    for m in spec.get("measurements", ()):
+        metric, statistic, unit, value = m["metric"], m["statistic"], m["unit"], m["value"]
+        key = (metric, statistic)
+        dimension, factor = _UNITS[unit]
+        expected = _METRIC_DIMENSION.get(metric) or dimensions.setdefault(metric, dimension)
+        scaled = _scaled(value, factor)
+        if (
+            key in seen
+            or dimension != expected
+            or not math.isfinite(scaled)
+            or (
+                statistic == "median"
+                and metric == "latency"
+                and median is not None
+                and round(scaled) != median
+            )
+        ):
+            return None
+        seen.add(key)
+        item = (_ORDER.get(statistic, _NOT_RANKED), scaled, False, value, factor, statistic, unit)
+        found = values.get(metric)
+        if found is None:
+            values[metric] = [item]
+        else:
+            found.append(item)
+    return values
+
+
+def _below(a: _Item, b: _Item) -> bool:
+    """``_semantic._below`` of the two values; floating point where it decides."""
+    slack = 0.5 if a[2] != b[2] else 0.0
+    gap = b[1] - a[1] - slack
+    margin = 1e-12 * (abs(a[1]) + abs(b[1]) + 1.0)
+    if gap > margin:
+        return True
+    if gap < -margin:
+        return False
+    return _semantic._below(_value(a), _value(b))
+
+
+def _value(item: _Item) -> _Value:
+    _, approx, rounded, raw, factor, statistic, unit = item
+    return _Value(statistic, approx, raw, factor, unit, "", rounded)
+
+
+def _ordered(found: list[_Item]) -> bool:
+    """check_quantile_order and check_mean_in_range for one metric's values."""
+    found.sort(key=_RANK)
+    # lower: the largest value of the ranks below the current one; top: of those so far.
+    lower = top = None
+    current = -1
+    for v in found:
+        rank = v[0]
+        if rank == _NOT_RANKED:
+            break
+        if rank != current:
+            lower, current = top, rank
+        if lower is not None and _below(v, lower):
+            return False
+        if top is None or _below(top, v):
+            top = v
+    else:
+        return True
+    # The statistics without a rank (mean, stddev) sort last; a mean lies in [min, max].
+    for mean in found:
+        if mean[5] != "mean":
+            continue
+        for v in found:
+            if v[5] == "min" and _below(mean, v):
+                return False
+            if v[5] == "max" and _below(v, mean):
+                return False
+    return True
+
+
+_RANK: Final = operator.itemgetter(0)

@@ -1,0 +1,151 @@
+"""The one-pass semantic check: it says "no problem" only where the table finds none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kernelindex_sdk import _quick_checks, _semantic
+
+RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
+
+_STATISTICS = ["min", "p5", "p20", "median", "p80", "max", "mean", "stddev"]
+# Values that meet at the edges: equal across units, half a nanosecond apart, huge.
+_VALUES = [
+    0,
+    1,
+    1005000,
+    1004999.5,
+    1005000.5,
+    1.005,
+    1005,
+    2290.081,
+    2.290081,
+    2290081,
+    4058656,
+    4058656.4,
+    4058657,
+    0.5,
+    1e308,
+    10**400,
+]
+
+
+def _problems(run: dict[str, Any], protocol: dict[str, Any] | None) -> list[Any]:
+    view = _semantic.RecordView(run=run, protocol=protocol)
+    return [p for check in _semantic.CHECKS for p in check(view)]
+
+
+measurement = st.fixed_dictionaries(
+    {
+        "metric": st.sampled_from(["latency", "memory", "bandwidth", "throughput", "errors"]),
+        "statistic": st.sampled_from(_STATISTICS),
+        "unit": st.sampled_from(sorted(_semantic._UNITS)),
+        "value": st.sampled_from(_VALUES),
+    }
+)
+timing = st.fixed_dictionaries(
+    {
+        "latencyNs": st.dictionaries(
+            st.sampled_from(_STATISTICS),
+            st.sampled_from([v for v in _VALUES if type(v) is int and v < 2**53]),
+        ),
+        "primaryStatistic": st.sampled_from(["median", "p20", "mean"]),
+    },
+    optional={"samples": st.sampled_from([1, 99, 100, 1000])},
+)
+protocol = st.none() | st.fixed_dictionaries(
+    {
+        "spec": st.fixed_dictionaries(
+            {
+                "measurement": st.fixed_dictionaries(
+                    {
+                        "timer": st.sampled_from(["cuda_events", "not_applicable"]),
+                        "primaryStatistic": st.sampled_from(["median", "p20"]),
+                    },
+                    optional={"minSamples": st.sampled_from([1, 100])},
+                )
+            }
+        )
+    }
+)
+run_spec = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(["passed", "unverified", "failed"]),
+        "observedAt": st.sampled_from(
+            [
+                "2026-05-27T17:14:29.000Z",
+                "2026-02-29T00:00:00.000Z",
+                "2024-02-29T23:59:59.999Z",
+                "2026-05-27T24:00:00.000Z",
+                "2026-05-27T17:60:29.000Z",
+                "0000-01-01T00:00:00.000Z",
+            ]
+        ),
+    },
+    optional={"timing": timing, "measurements": st.lists(measurement, max_size=5)},
+)
+
+
+@settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(spec=run_spec, protocol=protocol)
+def test_a_run_passed_has_no_problem_in_the_table(
+    spec: dict[str, Any], protocol: dict[str, Any] | None
+) -> None:
+    run = {"spec": spec}
+    if _quick_checks.passes(run, protocol):
+        assert _problems(run, protocol) == []
+
+
+def _records() -> list[dict[str, Any]]:
+    lines = (RESULTS / "jsd_forward_h200.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines if line]
+
+
+def test_common_records_take_the_quick_pass(example: dict[str, Any]) -> None:
+    """The published example and our H200 results: the pass is not always False."""
+    records = [example, *_records()]
+    assert len(records) > 10
+    for doc in records:
+        assert _quick_checks.passes(doc["run"], doc.get("protocol"))
+        assert _quick_checks.passes(doc["run"], None)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        ("timing.latencyNs.p20", 10**12),
+        ("timing.primaryStatistic", "p80"),
+        ("observedAt", "2026-02-30T00:00:00.000Z"),
+        ("observedAt", "2026-05-27T17:14:60.000Z"),
+        ("status", "failed"),
+    ],
+)
+def test_a_problem_is_left_to_the_table(example: dict[str, Any], where: str, value: Any) -> None:
+    spec = example["run"]["spec"]
+    *parents, key = where.split(".")
+    for part in parents:
+        spec = spec[part]
+    spec[key] = value
+    assert not _quick_checks.passes(example["run"], example["protocol"])
+
+
+def test_a_new_check_turns_the_pass_off(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _quick_checks.passes(example["run"], example["protocol"])
+    monkeypatch.setattr(_semantic, "CHECKS", (*_semantic.CHECKS, _semantic.check_digests))
+    assert not _quick_checks.passes(example["run"], example["protocol"])
+
+
+def test_dates_checked_once_are_kept_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_quick_checks, "_DATES", {})
+    for day in range(1, 29):
+        assert _quick_checks._instant(f"2026-02-{day:02}T12:00:00.000Z")
+    assert not _quick_checks._instant("2026-02-29T12:00:00.000Z")
+    assert len(_quick_checks._DATES) == 29

@@ -4,7 +4,7 @@ Two kinds of record, each multiplied into 50,000 records per file (one workload
 parameter swept, workload digests recomputed); NEW holds the same workloads re-timed
 (medians scaled by 0.9-1.1), observed later:
 
-- harness: our H200 JSD bundles (benchmarks/results/jsd_forward_h200.jsonl, ~3.4 kB each);
+- harness: our H200 JSD bundles (tests/fixtures/h200-jsd-sweep.jsonl, ~3.4 kB each);
 - liger: bundles imported from the Liger CSV fixture (~2.3 kB each).
 
 Side by side, on the same files: ``json.loads`` of every line (the floor for any Python
@@ -45,7 +45,7 @@ from kernelindex_sdk.compare import RunSet
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "benchmarks" / "results" / "jsd_forward_h200.jsonl"
+SOURCE = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
 LIGER_CSV = ROOT / "tests" / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
 GOAL_SECONDS = 5.0
 PACKAGES = ("kernelindex-sdk", "jsonschema", "jsonschema-rs", "referencing", "rfc8785")

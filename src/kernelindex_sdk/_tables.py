@@ -16,8 +16,14 @@ def _digits(value: float) -> str:
     """Four significant digits, fixed point (2.290, 37.44, 128.3, 5921)."""
     if value == 0 or not math.isfinite(value):
         return f"{value:g}"
-    decimals = max(0, 3 - math.floor(math.log10(abs(value))))
-    return f"{value:.{decimals}f}"
+    size = abs(value)
+    # The common magnitudes by comparison (tables format a cell per run: this is hot);
+    # the same decimals as 3 - floor(log10(size)), which decides below 1.
+    if size >= 1000:
+        return f"{value:.0f}"
+    if size >= 1:
+        return f"{value:.{1 if size >= 100 else 2 if size >= 10 else 3}f}"
+    return f"{value:.{3 - math.floor(math.log10(size))}f}"
 
 
 def time_unit(ns: float) -> tuple[str, float]:
@@ -47,12 +53,9 @@ def spread(median: float, low: float | None, high: float | None, unit: str) -> s
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Columns padded to their widest cell, two spaces apart; numbers stay left-aligned."""
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *rows]
-    ]
-    return "\n".join(lines)
+    widths = [max(map(len, column)) for column in zip(header, *rows, strict=True)]
+    pattern = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join(pattern.format(*r).rstrip() for r in [header, *rows])
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

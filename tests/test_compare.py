@@ -501,3 +501,41 @@ def test_runs_share_one_string_per_digest() -> None:
     assert len({id(r.protocol_digest) for r in runs.runs}) == len(
         {r.protocol_digest for r in runs.runs}
     )
+
+
+def test_verify_digests_leaves_out_a_record_whose_declared_digest_is_wrong(
+    tmp_path: Path,
+) -> None:
+    lines = H200.read_text(encoding="utf-8").splitlines()[:4]
+    doc = json.loads(lines[0])
+    # The environment digest of another machine: the record claims a different identity.
+    doc["run"]["spec"]["environmentDigest"] = "sha256:" + "ab" * 32
+    lines[0] = json.dumps(doc)
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    honest = tmp_path / "honest.jsonl"
+    honest.write_text("\n".join(H200.read_text(encoding="utf-8").splitlines()[:4]) + "\n")
+
+    # Trusted as declared, the tampered run is read and cannot pair.
+    assert len(cmp.load_runs([tampered]).runs) == 4
+    status, out, err = run_cli("compare", str(honest), str(tampered), "--format", "json")
+    assert status == 0, err
+
+    checked = cmp.load_runs([tampered], verify_digests=True)
+    assert len(checked.runs) == 3
+    assert checked.invalid == 1
+    assert "environmentDigest" in str(checked.problems[0])
+    status, out, err = run_cli(
+        "compare", str(honest), str(tampered), "--format", "json", "--verify-digests"
+    )
+    assert status == 1
+    assert "NEW: " in err
+    assert "tampered.jsonl:1" in err
+    rows = json.loads(out)
+    assert sum(r["ratio"] == 1.0 for r in rows) == 3
+    assert [r["unpaired"] for r in rows if r["ratio"] is None] == [
+        "no torch run in NEW at this workload (NEW has liger, torch-compile, triton)"
+    ]
+    status, _, err = run_cli("report", str(tampered), "--verify-digests")
+    assert status == 1
+    assert "environmentDigest" in err

@@ -309,26 +309,41 @@ def without_collection(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 @without_collection
-def load_runs(paths: Iterable[str | Path], *, stdin: IO[bytes] | None = None) -> RunSet:
+def load_runs(
+    paths: Iterable[str | Path],
+    *,
+    stdin: IO[bytes] | None = None,
+    verify_digests: bool = False,
+) -> RunSet:
     """Read every record of the given files and folders (as ``validate`` does) into a RunSet.
 
     JSON Lines are read line by line; each valid record keeps only its compact form.
     Invalid records are checked like ``kernelindex validate`` and land in ``problems``;
     valid protocol and environment documents (no run) are passed over.
 
+    Args:
+        paths: Files and folders, as ``validate`` takes them.
+        stdin: Where ``-`` reads from.
+        verify_digests: Also recompute every digest whose object a record carries, as
+            ``validate --verify-digests`` does; a record whose declared digest differs is
+            invalid. Pairing trusts the declared digests otherwise.
+
     Raises:
         InputError: when a path does not exist or cannot be read.
     """
     result = RunSet()
-    _load(result, paths, stdin)
+    _load(result, paths, stdin, verify_digests)
     return result
 
 
-def _load(result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None) -> None:
+def _load(
+    result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None, verify_digests: bool
+) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
     reader = _bundle_reader.BundleReader()
     for document in documents.iter_documents(paths, stdin=stdin):
-        quick = reader.read(document.text)
+        # The quick reader does not recompute digests: verifying takes the full path.
+        quick = None if verify_digests else reader.read(document.text)
         if quick is not None:
             # A valid bundle, read without the full check (see _bundle_reader).
             result.add(quick, f"{document.source}:{document.line}")
@@ -336,7 +351,7 @@ def _load(result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None) 
         # Parsed text carries its scan: the value is checked as JSON once, not twice.
         parsed = _jsontext.parse_document(document.text)
         value = parsed.value
-        problems = list(validation._parsed_problems(parsed))
+        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
         if not problems and not _is_run(value):
             # A valid protocol or environment document: nothing to compare, not an error.
             continue

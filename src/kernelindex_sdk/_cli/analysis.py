@@ -32,11 +32,11 @@ def _write(text: str, io: Streams) -> None:
         silence_stdout(io)
 
 
-def _load(paths: list[str], io: Streams) -> RunSet:
+def _load(paths: list[str], io: Streams, verify_digests: bool) -> RunSet:
     """load_runs, with a folder that holds no records said on one line, as validate says it."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", documents.NoRecordsWarning)
-        runs = load_runs(paths, stdin=io.stdin)
+        runs = load_runs(paths, stdin=io.stdin, verify_digests=verify_digests)
     for warning in caught:
         print(f"kernelindex: {warning.message}", file=io.stderr)
     return runs
@@ -49,8 +49,8 @@ def _problems(runs: RunSet, side: str, io: Streams) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
-    base = _load([args.base], io)
-    new = _load([args.new], io)
+    base = _load([args.base], io, args.verify_digests)
+    new = _load([args.new], io, args.verify_digests)
     invalid = _problems(base, "BASE", io) + _problems(new, "NEW", io)
     result = compare.compare(
         base,
@@ -82,7 +82,7 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
-    runs = _load(args.paths, io)
+    runs = _load(args.paths, io, args.verify_digests)
     invalid = _problems(runs, "input", io)
     found = report.families(runs, x=args.x)
     _write(report.render(found, args.format), io)
@@ -98,6 +98,17 @@ def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
         print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
         return EXIT_INVALID
     return EXIT_OK
+
+
+def _verify_digests_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--verify-digests",
+        action="store_true",
+        help=(
+            "recompute every digest whose object a record carries (as validate does); a"
+            " record whose declared digest differs is invalid and left out"
+        ),
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -140,6 +151,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     cmp.add_argument("--base-provider", metavar="NAME", help="keep only BASE runs of this provider")
     cmp.add_argument("--new-provider", metavar="NAME", help="keep only NEW runs of this provider")
+    _verify_digests_option(cmp)
     cmp.set_defaults(run=_cmd_compare)
 
     rep = sub.add_parser(
@@ -163,4 +175,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="OUT.png|OUT.svg",
         help="also draw latency, bandwidth and memory against x (needs the [plot] extra)",
     )
+    _verify_digests_option(rep)
     rep.set_defaults(run=_cmd_report)

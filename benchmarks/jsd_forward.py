@@ -10,7 +10,8 @@ Beside it, measured in the same process:
 - ``cudagraph_ms``: median of triton.testing.do_bench_cudagraph of the same call (the GPU's
   time alone, no host launch cost);
 - ``do_bench_ms``: median of triton.testing.do_bench (its L2 flush writes 256 MB, and the
-  timed call pays for writing those dirty lines back: 20-45 us on an H200);
+  timed call pays for writing those dirty lines back: 12-51 us for a plain read stream of
+  0.5-8 GB on an H200);
 - ``host_us_per_call``: host time to issue one call, the median of 5 batches of 100 calls
   issued back to back while the GPU is busy (the queue never waits for it);
 - ``read_roofline_ms``: the read-stream roofline, the fastest of a plain Triton kernel

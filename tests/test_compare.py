@@ -539,3 +539,16 @@ def test_verify_digests_leaves_out_a_record_whose_declared_digest_is_wrong(
     status, _, err = run_cli("report", str(tampered), "--verify-digests")
     assert status == 1
     assert "environmentDigest" in err
+
+
+def test_a_side_carrying_only_digests_keeps_the_parameters_the_other_side_shows() -> None:
+    base = [bundle(params={"tokens": t, "dtype": "fp32"}, median=100_000 * t) for t in (1, 2)]
+    new = []
+    for doc in base:
+        slim = json.loads(json.dumps(doc))
+        # The published example's shape: the run names its workload by digest only.
+        del slim["run"]["spec"]["workload"]
+        new.append(slim)
+    result = cmp.compare(base, new)
+    labels = sorted(result.label(p.base) for p in result.pairs if p.base is not None)
+    assert labels == ["jsd forward tokens=1", "jsd forward tokens=2"]

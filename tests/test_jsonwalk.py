@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelindex_sdk import _jsontext, _jsonvalue, _jsonwalk
+from kernelindex_sdk import _jsontext, _jsonvalue, _jsonwalk, digest
 from kernelindex_sdk.errors import CanonicalizationError
 
 EXACT = _jsonwalk.Rules(exact=True)
@@ -113,6 +113,31 @@ def test_a_shared_container_reached_too_deep_is_reported() -> None:
     assert [f.what for f in findings] == ["deep"]
     assert _jsonwalk.path_tokens(findings[0].path) == ["b", *[0] * (_jsonwalk.MAX_DEPTH - 1)]
     assert _jsonwalk.quick(value, EXACT, 1_000).plain is False
+
+
+def _nested_by_sharing(levels: int) -> Any:
+    """Each level holds the one below directly and under a chain of 100 lists: the same
+    containers met again deeper and deeper, about 100 * levels deep in all."""
+    value: Any = 0
+    for _ in range(levels):
+        chain = value
+        for _ in range(100):
+            chain = [chain]
+        value = [value, chain]
+    return value
+
+
+def test_a_shared_subtree_met_again_deeper_is_walked_again() -> None:
+    """Walked first near the top, a container's subtree fits; met deeper, it no longer does."""
+    value = _nested_by_sharing(20)
+    assert "deep" in {f.what for f in _jsonwalk.Walk(EXACT).findings(value)}
+    with pytest.raises(CanonicalizationError, match="nested deeper than 128 levels"):
+        _jsonvalue.check_json_value(value)
+    with pytest.raises(CanonicalizationError, match="nested deeper than 128 levels"):
+        digest.digest("Workload", {"operation": "x", "pass": "forward", "parameters": {"v": value}})
+    problems = _jsontext.scan_value(value).problems
+    assert problems
+    assert all(p.message == "nested deeper than 128 levels" for p in problems)
 
 
 def test_the_writers_raise_the_first_problem_in_document_order() -> None:

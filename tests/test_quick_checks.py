@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 
 from kernelindex_sdk import _quick_checks, _semantic
 
-RESULTS = Path(__file__).parent.parent / "benchmarks" / "results"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 _STATISTICS = ["min", "p5", "p20", "median", "p80", "max", "mean", "stddev"]
 # Values that meet at the edges: equal across units, half a nanosecond apart, huge.
@@ -103,7 +105,7 @@ def test_a_run_passed_has_no_problem_in_the_table(
 
 
 def _records() -> list[dict[str, Any]]:
-    lines = (RESULTS / "jsd_forward_h200.jsonl").read_text("utf-8").splitlines()
+    lines = (FIXTURES / "h200-jsd-sweep.jsonl").read_text("utf-8").splitlines()
     return [json.loads(line) for line in lines if line]
 
 
@@ -149,3 +151,27 @@ def test_dates_checked_once_are_kept_within_bounds(monkeypatch: pytest.MonkeyPat
         assert _quick_checks._instant(f"2026-02-{day:02}T12:00:00.000Z")
     assert not _quick_checks._instant("2026-02-29T12:00:00.000Z")
     assert len(_quick_checks._DATES) == 29
+
+
+# sha256 of each check's source, first 16 hex digits. A change here means _quick_checks.passes
+# may no longer answer as the table does: teach it the change, then update the pin.
+CHECK_SOURCES = {
+    "check_observed_at": "b6ba0a2b072bb15e",
+    "check_units": "b38dd5f44082d67b",
+    "check_failed_run": "09441a331e5fd405",
+    "check_protocol_timer": "8ebeb220d34afe5b",
+    "check_min_samples": "0fdb5c1f22c57e4e",
+    "check_primary_statistic": "7bdef852813ee652",
+    "check_quantile_order": "61c8b02be07a5b78",
+    "check_mean_in_range": "6cdbba62dfe4a8bd",
+    "check_median_matches": "b8d9dc15f401851a",
+    "check_duplicate_measurements": "85de28db716733dc",
+}
+
+
+def test_every_check_is_the_one_the_quick_pass_was_taught() -> None:
+    found = {
+        check.__name__: hashlib.sha256(inspect.getsource(check).encode()).hexdigest()[:16]
+        for check in _semantic.CHECKS
+    }
+    assert found == CHECK_SOURCES

@@ -178,15 +178,18 @@ class Walk:
         """Every finding in document order; nothing below a container too deep or cyclic."""
         # ids of the containers from the root to the node being walked
         on_path: set[int] = set()
-        # ids of the containers walked to the end
-        done: set[int] = set()
-        # (path, node, depth); a path is (parent path, token), None at the root.
+        # id of each container walked to the end -> the deepest depth it was walked at. Met
+        # again no deeper, its subtree has nothing new to say; met deeper, it is walked
+        # again, since its subtree may now pass MAX_DEPTH (at most MAX_DEPTH walks each).
+        done: dict[int, int] = {}
+        # (path, node, depth); a path is (parent path, token), None at the root. An exit
+        # mark carries (depth, _EXIT, id) instead.
         stack: list[tuple[Any, Any, int]] = [(None, value, 0)]
         while stack:
             path, node, depth = stack.pop()
             if node is _EXIT:
                 on_path.discard(depth)
-                done.add(depth)
+                done[depth] = max(done.get(depth, -1), path)
                 continue
             container = self._container(node)
             if container is None:
@@ -197,14 +200,14 @@ class Walk:
                 yield Finding(path, "cycle", node)
             elif depth >= MAX_DEPTH:
                 yield Finding(path, "deep", node)
-            elif id(node) not in done:
+            elif done.get(id(node), -1) < depth:
                 on_path.add(id(node))
                 children: list[tuple[Any, Any, int]] = []
                 if container == "object":
                     yield from self._members(path, node, depth, children)
                 else:
                     children.extend(((path, i), v, depth + 1) for i, v in enumerate(node))
-                children.append((None, _EXIT, id(node)))
+                children.append((depth, _EXIT, id(node)))
                 # The stack pops from the end: reversed, children come in order, exit last.
                 children.reverse()
                 stack.extend(children)

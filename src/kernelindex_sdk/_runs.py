@@ -68,7 +68,7 @@ class Workload:
         return None
 
     def as_json(self) -> dict[str, Any]:
-        """The workload object (``run.spec.workload``) it was read from, keys sorted."""
+        """The workload object (``run.spec.workload``) it was read from, parameters by key."""
         found: dict[str, Any] = {"operation": self.operation, "pass": self.pass_}
         found["parameters"] = dict(self.parameters)
         if self.bytes_moved is not None:

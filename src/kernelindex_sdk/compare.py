@@ -378,8 +378,9 @@ def _varying(runs: list[Run]) -> tuple[str, ...]:
     # How many workloads give each parameter a value other than null.
     given: dict[str, int] = {}
     # Runs of one digest share their Workload: one per digest first (digests hash once).
-    by_digest = {r.workload_digest: r.workload for r in runs}
-    workloads = {w for w in by_digest.values() if w is not None}
+    # A run that carries only the digest must not hide the workload another run carries.
+    by_digest = {r.workload_digest: r.workload for r in runs if r.workload is not None}
+    workloads = set(by_digest.values())
     for w in workloads:
         for k, v in w.parameters:
             seen.setdefault(k, set()).add(repr(v))

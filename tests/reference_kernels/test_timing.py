@@ -98,3 +98,38 @@ def test_the_protocol_names_a_read_flush_four_times_the_l2(monkeypatch: pytest.M
     ki.check(protocol)
     graph = harness.protocol_spec(torch.device("cuda", 0), timer="cuda-graph")
     assert protocol_digest(spec) != protocol_digest(graph)
+
+
+def test_a_flush_buffer_that_cannot_be_allocated_is_the_harness_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_memory(device: torch.device) -> None:
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB")
+
+    monkeypatch.setattr(harness, "ReadFlush", no_memory)
+    _, failure, measured, _ = harness._attempt(
+        fn=lambda: None,
+        output=lambda: torch.zeros(2),
+        reference=None,
+        reference_name="none",
+        checks=[],
+        grad_to_none=[],
+        device=torch.device("cuda", 0),
+        min_samples=10,
+        timer="cuda-events",
+    )
+    assert measured is None
+    assert failure is not None
+    assert failure["reason"] == "error"  # not the kernel's out_of_memory
+    assert failure["message"].startswith("harness could not allocate its L2 flush buffer")
+
+
+def test_the_read_flush_reads_every_byte_of_its_buffer(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Props:
+        L2_cache_size = 80 * MiB  # four times that, 320 MiB, is above the 256 MiB floor
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Props())
+    flush = timing.ReadFlush(torch.device("cpu"))
+    flush()
+    # A sum of ones: the count of 4-byte words read, so nothing was skipped.
+    assert int(flush._total) * 4 == 320 * MiB == timing.flush_bytes(torch.device("cpu"))

@@ -28,6 +28,7 @@ from .timing import (
     CPU_WARMUP_CALLS,
     WARMUP_MS,
     Measured,
+    ReadFlush,
     flush_bytes,
     l2_bytes,
     time_cuda_events,
@@ -382,13 +383,20 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
         correctness = {"reference": reference_name, **first}
         if mismatch is not None:
             return correctness, {"reason": "mismatch", "message": mismatch}, None, errors
+    flush = None
+    if device.type == "cuda" and timer == "cuda-events":
+        try:
+            flush = ReadFlush(device)
+        except Exception as err:  # the harness's own buffer: not the kernel's failure
+            message = f"harness could not allocate its L2 flush buffer: {_one_line(err)}"
+            return correctness, {"reason": "error", "message": message[:4096]}, None, errors
     try:
         if device.type != "cuda":
             measured = time_wall_clock(fn, min_samples)
         elif timer == "cuda-graph":
             measured = time_cuda_graph(fn, grad_to_none, min_samples)
         else:
-            measured = time_cuda_events(fn, grad_to_none, min_samples)
+            measured = time_cuda_events(fn, grad_to_none, min_samples, flush=flush)
     except torch.cuda.OutOfMemoryError as err:
         return correctness, {"reason": "out_of_memory", "message": _one_line(err)}, None, errors
     except Exception as err:  # the kernel failed while being timed

@@ -682,14 +682,14 @@ class _JSDFunction(torch.autograd.Function):
         ignore_index: int,
     ) -> torch.Tensor:
         loss, dx = _launch(input, target, beta, labels, ignore_index, True)
-        # dx is neither an input nor an output: kept as a plain attribute, which skips
-        # save_for_backward's SavedVariable bookkeeping (host time on every call).
-        ctx.dx = dx
+        # save_for_backward, not a ctx attribute: autograd frees dx after backward (a plain
+        # attribute would keep BT x V alive as long as the loss), at a few us of host time.
+        ctx.save_for_backward(dx)
         return loss
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        dx: torch.Tensor = ctx.dx
+        (dx,) = ctx.saved_tensors
         # The common case: loss.backward() on the loss itself; skip a full pass over dx.
         if grad_output.numel() == 1 and bool(grad_output == 1):
             return dx, None, None, None, None

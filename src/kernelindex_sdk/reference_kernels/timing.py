@@ -69,7 +69,7 @@ def flush_bytes(device: torch.device) -> int:
 
 
 class ReadFlush:
-    """Clears a GPU's L2 by reading a buffer four times its size, leaving no dirty line."""
+    """Clears a GPU's L2 by reading a buffer four times its size: the lines it leaves are clean."""
 
     def __init__(self, device: torch.device) -> None:
         words = flush_bytes(device) // 4

@@ -34,6 +34,15 @@ class Streams:
     stdin: IO[bytes]
 
 
+def add_verify_digests(parser: argparse.ArgumentParser, then: str = "") -> None:
+    """``--verify-digests``, as validate, merge, compare and report take it."""
+    parser.add_argument(
+        "--verify-digests",
+        action="store_true",
+        help="recompute every digest whose object a record carries" + then,
+    )
+
+
 def add_out(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",

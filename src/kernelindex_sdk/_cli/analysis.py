@@ -8,7 +8,16 @@ import warnings
 from .. import compare, documents, report
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    add_verify_digests,
+    silence_stdout,
+)
+
+_LEFT_OUT = " (as validate does); a record whose declared digest differs is invalid, left out"
 
 __all__ = ["register"]
 
@@ -100,17 +109,6 @@ def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
     return EXIT_OK
 
 
-def _verify_digests_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--verify-digests",
-        action="store_true",
-        help=(
-            "recompute every digest whose object a record carries (as validate does); a"
-            " record whose declared digest differs is invalid and left out"
-        ),
-    )
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cmp = sub.add_parser(
         "compare",
@@ -151,7 +149,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     cmp.add_argument("--base-provider", metavar="NAME", help="keep only BASE runs of this provider")
     cmp.add_argument("--new-provider", metavar="NAME", help="keep only NEW runs of this provider")
-    _verify_digests_option(cmp)
+    add_verify_digests(cmp, _LEFT_OUT)
     cmp.set_defaults(run=_cmd_compare)
 
     rep = sub.add_parser(
@@ -175,5 +173,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="OUT.png|OUT.svg",
         help="also draw latency, bandwidth and memory against x (needs the [plot] extra)",
     )
-    _verify_digests_option(rep)
+    add_verify_digests(rep, _LEFT_OUT)
     rep.set_defaults(run=_cmd_report)

@@ -6,7 +6,7 @@ import argparse
 
 from .. import merge
 from .._display import display_path, printable
-from ._common import EXIT_OK, Streams
+from ._common import EXIT_OK, Streams, add_verify_digests
 
 __all__ = ["register"]
 
@@ -49,9 +49,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " a device such as /dev/null is written as a stream (default: standard output)"
         ),
     )
-    parser.add_argument(
-        "--verify-digests",
-        action="store_true",
-        help="recompute every digest whose object a record carries",
-    )
+    add_verify_digests(parser)
     parser.set_defaults(run=_cmd_merge)

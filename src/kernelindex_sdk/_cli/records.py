@@ -17,7 +17,14 @@ from .._schemas import (
     self_contained_schema,
 )
 from ..errors import InputError, KernelIndexError, SchemaValidationError
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, silence_stdout
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    add_verify_digests,
+    silence_stdout,
+)
 
 __all__ = ["register"]
 
@@ -224,11 +231,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     validate.add_argument("paths", nargs="+", metavar="PATH")
-    validate.add_argument(
-        "--verify-digests",
-        action="store_true",
-        help="recompute every digest whose object a record carries",
-    )
+    add_verify_digests(validate)
     validate.add_argument(
         "--format",
         choices=("text", "json", "github"),

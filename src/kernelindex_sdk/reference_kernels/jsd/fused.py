@@ -219,122 +219,6 @@ def _count_kept(labels_ptr, n_labels, ignore_index, BLOCK_L: tl.constexpr):
 
 
 @triton.jit
-def _tile(
-    b_acc,
-    x_ptr,
-    y_ptr,
-    labels_ptr,
-    dx_ptr,
-    i_t,
-    n_col_blocks,
-    cols,
-    stride_x,
-    stride_y,
-    stride_dx,
-    beta,
-    log2_beta,
-    log2_one_minus_beta,
-    grad_scale,
-    ignore_index,
-    BETA_MODE: tl.constexpr,
-    HAS_LABELS: tl.constexpr,
-    COMPUTE_GRAD: tl.constexpr,
-    FORM: tl.constexpr,
-    OPS: tl.constexpr,
-    BLOCK_V: tl.constexpr,
-):
-    # One tile: the running sum plus the loss terms of one row's BLOCK_V columns (nothing
-    # for an ignored row), and their gradient written when asked.
-    i_r = i_t // n_col_blocks
-    i_c = i_t - i_r * n_col_blocks
-    i_r64 = i_r.to(tl.int64)
-    o_v = i_c.to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
-    m_v = o_v < cols
-    keep = True
-    if HAS_LABELS:
-        keep = tl.load(labels_ptr + i_r) != ignore_index
-    if keep:
-        b_x = tl.load(
-            x_ptr + i_r64 * stride_x + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-        ).to(tl.float32)
-        b_y = tl.load(
-            y_ptr + i_r64 * stride_y + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-        ).to(tl.float32)
-        if BETA_MODE == 0:
-            # KL(P||Q) = sum P (Y - X); dX = -P
-            b_p = _exp(b_y, OPS)
-            b_l = b_p * (b_y - b_x)
-            b_g = -b_p
-        elif BETA_MODE == 1:
-            # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
-            b_q = _exp(b_x, OPS)
-            b_d = b_x - b_y
-            b_l = b_q * b_d
-            b_g = b_q * (b_d + 1.0)
-        elif FORM == _BASE2:
-            # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
-            # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
-            # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-            b_xl = b_x * LOG2E
-            b_yl = b_y * LOG2E
-            b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-            b_bp = _exp2(b_yl + log2_beta, OPS)
-            # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
-            b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-            b_g = b_bq * (b_xl - b_z)
-            b_l = b_bp * (b_yl - b_z) + b_g
-        elif FORM == _SPLIT:
-            # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
-            # three FMAs into the accumulator instead of two subtractions, a product
-            # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
-            # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-            b_xl = b_x * LOG2E
-            b_yl = b_y * LOG2E
-            b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-            b_bp = _exp2(b_yl + log2_beta, OPS)
-            b_m = b_bp + b_bq
-            b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
-            b_g = b_bq * (b_xl - b_z)
-            b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-        elif FORM == _PAIR:
-            # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
-            # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
-            b_xl = b_x * LOG2E
-            b_yl = b_y * LOG2E
-            b_x2 = b_xl + log2_one_minus_beta
-            b_y2 = b_yl + log2_beta
-            b_top = tl.maximum(b_x2, b_y2)
-            b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
-            b_big = _exp2(b_top, OPS)
-            x_wins = b_x2 >= b_y2
-            b_bq = tl.where(x_wins, b_big, b_big * b_t)
-            b_bp = tl.where(x_wins, b_big * b_t, b_big)
-            b_z = b_top + _log2_1p(b_t)
-            b_g = b_bq * (b_xl - b_z)
-            b_l = b_bp * (b_yl - b_z) + b_g
-        else:
-            # In nats, as the float32 PyTorch reference computes it.
-            b_bp = beta * _exp(b_y, OPS)
-            b_bq = (1.0 - beta) * _exp(b_x, OPS)
-            # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
-            b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-            b_g = b_bq * (b_x - b_lm)
-            b_l = b_bp * (b_y - b_lm) + b_g
-        # Padding lanes past the row's end read X = Y = PAD: every exp underflows to
-        # exactly 0, so every term is 0 times a finite number (no select needed).
-        b_acc += b_l
-        if COMPUTE_GRAD:
-            p_dx = dx_ptr + i_r64 * stride_dx + o_v
-            tl.store(p_dx, (b_g * grad_scale).to(dx_ptr.dtype.element_ty), mask=m_v)
-    elif COMPUTE_GRAD:
-        # Ignored rows get their zeros written (the buffer starts uninitialized),
-        # and cost neither a load nor a MUFU operation.
-        p_dx = dx_ptr + i_r64 * stride_dx + o_v
-        tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=m_v)
-    return b_acc
-
-
-@triton.jit
 def jsd_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -375,30 +259,92 @@ def jsd_fwd_kernel(
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
     for i_t in range(i_p, n_tiles, n_p):
-        b_acc = _tile(
-            b_acc,
-            x_ptr,
-            y_ptr,
-            labels_ptr,
-            dx_ptr,
-            i_t,
-            n_col_blocks,
-            cols,
-            stride_x,
-            stride_y,
-            stride_dx,
-            beta,
-            log2_beta,
-            log2_one_minus_beta,
-            grad_scale,
-            ignore_index,
-            BETA_MODE,
-            HAS_LABELS,
-            COMPUTE_GRAD,
-            FORM,
-            OPS,
-            BLOCK_V,
-        )
+        i_r = i_t // n_col_blocks
+        i_c = i_t - i_r * n_col_blocks
+        i_r64 = i_r.to(tl.int64)
+        o_v = i_c.to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
+        m_v = o_v < cols
+        keep = True
+        if HAS_LABELS:
+            keep = tl.load(labels_ptr + i_r) != ignore_index
+        if keep:
+            b_x = tl.load(
+                x_ptr + i_r64 * stride_x + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
+            ).to(tl.float32)
+            b_y = tl.load(
+                y_ptr + i_r64 * stride_y + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
+            ).to(tl.float32)
+            if BETA_MODE == 0:
+                # KL(P||Q) = sum P (Y - X); dX = -P
+                b_p = _exp(b_y, OPS)
+                b_l = b_p * (b_y - b_x)
+                b_g = -b_p
+            elif BETA_MODE == 1:
+                # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
+                b_q = _exp(b_x, OPS)
+                b_d = b_x - b_y
+                b_l = b_q * b_d
+                b_g = b_q * (b_d + 1.0)
+            elif FORM == _BASE2:
+                # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
+                # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
+                # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
+                b_xl = b_x * LOG2E
+                b_yl = b_y * LOG2E
+                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+                b_bp = _exp2(b_yl + log2_beta, OPS)
+                # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
+                b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+                b_g = b_bq * (b_xl - b_z)
+                b_l = b_bp * (b_yl - b_z) + b_g
+            elif FORM == _SPLIT:
+                # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
+                # three FMAs into the accumulator instead of two subtractions, a product
+                # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
+                # float32): for bf16 and fp16 only, whose own rounding is far coarser.
+                b_xl = b_x * LOG2E
+                b_yl = b_y * LOG2E
+                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+                b_bp = _exp2(b_yl + log2_beta, OPS)
+                b_m = b_bp + b_bq
+                b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+                b_g = b_bq * (b_xl - b_z)
+                b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
+            elif FORM == _PAIR:
+                # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
+                # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
+                b_xl = b_x * LOG2E
+                b_yl = b_y * LOG2E
+                b_x2 = b_xl + log2_one_minus_beta
+                b_y2 = b_yl + log2_beta
+                b_top = tl.maximum(b_x2, b_y2)
+                b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
+                b_big = _exp2(b_top, OPS)
+                x_wins = b_x2 >= b_y2
+                b_bq = tl.where(x_wins, b_big, b_big * b_t)
+                b_bp = tl.where(x_wins, b_big * b_t, b_big)
+                b_z = b_top + _log2_1p(b_t)
+                b_g = b_bq * (b_xl - b_z)
+                b_l = b_bp * (b_yl - b_z) + b_g
+            else:
+                # In nats, as the float32 PyTorch reference computes it.
+                b_bp = beta * _exp(b_y, OPS)
+                b_bq = (1.0 - beta) * _exp(b_x, OPS)
+                # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
+                b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+                b_g = b_bq * (b_x - b_lm)
+                b_l = b_bp * (b_y - b_lm) + b_g
+            # Padding lanes past the row's end read X = Y = PAD: every exp underflows to
+            # exactly 0, so every term is 0 times a finite number (no select needed).
+            b_acc += b_l
+            if COMPUTE_GRAD:
+                p_dx = dx_ptr + i_r64 * stride_dx + o_v
+                tl.store(p_dx, (b_g * grad_scale).to(dx_ptr.dtype.element_ty), mask=m_v)
+        elif COMPUTE_GRAD:
+            # Ignored rows get their zeros written (the buffer starts uninitialized),
+            # and cost neither a load nor a MUFU operation.
+            p_dx = dx_ptr + i_r64 * stride_dx + o_v
+            tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=m_v)
     tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store

@@ -12,6 +12,10 @@ Three questions, one process, one GPU (a fourth, software pipelining with
    GPU is busy, for jsd_triton with and without the gradient and for their parts.
 3. ``configs``: CUDA-graph medians of the config table's candidates, three interleaved
    rounds (the spread between rounds is the noise a single run would hide).
+4. ``versus``: this tree's ``jsd_triton`` against an earlier ``fused.py`` (the path in
+   ``KI_BASELINE_FUSED``, e.g. from ``git show <commit>:src/.../fused.py``), three
+   interleaved rounds: the harness's timer (read flush, CUDA events) and the CUDA-graph
+   median at 1024..8192 rows, with and without the gradient, and host us per call.
 
     PYTHONPATH=src python3 benchmarks/jsd_pipeline_probe.py \
         > benchmarks/results/jsd_pipeline_probe_h200.json
@@ -19,7 +23,10 @@ Three questions, one process, one GPU (a fourth, software pipelining with
 
 from __future__ import annotations
 
+import gc
+import importlib.util
 import json
+import os
 import statistics
 import sys
 import time
@@ -178,6 +185,89 @@ def host() -> dict[str, float]:
     return out
 
 
+def _baseline() -> Any:
+    """The earlier fused.py as a module beside this tree's (its relative imports resolve)."""
+    path = os.environ["KI_BASELINE_FUSED"]
+    name = "kernelindex_sdk.reference_kernels.jsd._baseline_fused"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _versus_case(
+    impls: dict[str, Callable[..., torch.Tensor]],
+    dtype: torch.dtype,
+    grad: bool,
+    bt: int,
+    flush_: timing.ReadFlush,
+) -> dict[str, dict[str, list[float]]]:
+    x, y = _inputs(bt, dtype)
+    x.requires_grad_(grad)
+    rows: dict[str, dict[str, list[float]]] = {n: {} for n in impls}
+    for _ in range(3):
+        for name, impl in impls.items():
+
+            def call(impl: Callable[..., torch.Tensor] = impl) -> torch.Tensor:
+                with torch.set_grad_enabled(grad):
+                    return impl(x, y)
+
+            events = timing.time_cuda_events(call, [x], 100, flush=flush_)
+            got = rows[name]
+            got.setdefault("harness_ms", []).append(statistics.median(events.samples_ms))
+            got.setdefault("cudagraph_ms", []).append(_graph(call))
+            got.setdefault("host_us", []).append(_host_us(call, calls=100))
+    return rows
+
+
+def versus() -> dict[str, Any]:
+    """This tree's jsd_triton against the baseline's, interleaved, one process."""
+    impls = {"baseline": _baseline().jsd_triton, "new": jsd_triton}
+    flush_ = timing.ReadFlush(torch.device("cuda"))
+    out: dict[str, Any] = {}
+    for grad in (False, True):
+        for dtype in (torch.bfloat16, torch.float32):
+            for bt in (1024, 2048, 4096, 8192):
+                key = f"{str(dtype).removeprefix('torch.')}-{bt}{'-grad' if grad else ''}"
+                out[key] = _versus_case(impls, dtype, grad, bt, flush_)
+                print(key, json.dumps(out[key]), file=sys.stderr, flush=True)
+                torch.cuda.empty_cache()
+    return out
+
+
+def _host_variants_of(dtype: torch.dtype, out: dict[str, list[float]]) -> None:
+    x, y = _inputs(1024, dtype)
+    x.requires_grad_()
+    c_apply = super(torch.autograd.Function, fused._JSDFunction).apply
+    name = str(dtype).removeprefix("torch.")
+    variants: dict[str, Callable[[], Any]] = {
+        "jsd_triton": lambda: jsd_triton(x, y),
+        "function_apply": lambda: fused._JSDFunction.apply(x, y, 0.5, None, -100),
+        "c_apply": lambda: c_apply(x, y, 0.5, None, -100),
+    }
+    for _ in range(3):
+        for key, fn in variants.items():
+            out.setdefault(f"{name}-{key}", []).append(_host_us(fn, calls=100))
+        gc.disable()
+        out.setdefault(f"{name}-jsd_triton-gc-off", []).append(
+            _host_us(variants["jsd_triton"], calls=100)
+        )
+        gc.enable()
+
+
+def host_variants() -> dict[str, list[float]]:
+    """Host us per call with the gradient: the garbage collector on and off, and
+    autograd.Function's public apply against the C apply beneath it, three rounds."""
+    out: dict[str, list[float]] = {}
+    for dtype in (torch.float32, torch.bfloat16):
+        _host_variants_of(dtype, out)
+    print(out, file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> int:
     which = sys.argv[1:] or ["host", "flush", "configs"]
     out: dict[str, Any] = {
@@ -190,6 +280,8 @@ def main() -> int:
             "host": host,
             "flush": flush,
             "configs": configs,
+            "versus": versus,
+            "host_variants": host_variants,
         }
         out[part] = parts[part]()
     json.dump(out, sys.stdout, indent=1)

@@ -36,7 +36,8 @@ def main(capability: int) -> int:
     for table in fused.CONFIG_TABLE.values():
         for (size, grad), (block, warps, _per_sm) in table.items():
             dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
-            forms = [fused.FLOAT32_CUDA] if size == 4 else [fused.HALF_CUDA]
+            half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
+            forms = [fused.FLOAT32_CUDA] if size == 4 else [half]
             for dtype, beta_mode, labels, (form, ops) in itertools.product(
                 dtypes, (0, 1, 2), (False, True), forms
             ):

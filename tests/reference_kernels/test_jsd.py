@@ -186,6 +186,52 @@ def test_backward_releases_the_gradient_buffer_and_refuses_a_second_pass() -> No
         loss.backward()
 
 
+@pytest.mark.parametrize("shortcut", [True, False], ids=["c-apply", "public-apply"])
+def test_both_autograd_entry_points_give_the_same_gradient(
+    shortcut: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The apply beneath autograd.Function's wrapper, and the public one it falls back to."""
+    if not shortcut:
+        monkeypatch.setattr(fused, "_C_APPLY", None)
+    x, y = inputs(3, 100, "fp32", seed=5)
+    xt = x.clone().requires_grad_()
+    jsd_triton(xt, y, beta=0.37).backward()
+    x64 = x.double().requires_grad_()
+    jsd_torch(x64, y.double(), beta=0.37).backward()
+    torch.testing.assert_close(xt.grad.double(), x64.grad, rtol=1e-5, atol=1e-9)  # type: ignore[union-attr]
+
+
+def test_functorch_transforms_take_the_public_apply(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under torch.func the shortcut steps aside: the public apply (and its error) decides."""
+    calls: list[int] = []
+    real = fused._C_APPLY
+    assert real is not None
+
+    def counting(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(fused, "_C_APPLY", counting)
+    x, y = inputs(2, 64, "fp32")
+    with pytest.raises(RuntimeError, match="setup_context"):
+        torch.func.grad(lambda a: jsd_triton(a, y))(x)
+    assert calls == []
+    jsd_triton(x.clone().requires_grad_(), y)
+    assert calls == [1]
+
+
+def test_config_for_follows_the_layout_the_kernel_sees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One flat row only when both inputs are row after row: a strided target is not."""
+    seen: list[int] = []
+    monkeypatch.setattr(fused, "kernel_config", lambda device, size, cols, grad: seen.append(cols))
+    x, y = inputs(4, 300, "fp32")
+    wide = torch.empty(4, 600, device=DEVICE)[:, :300]
+    fused.config_for(x, target=y)
+    fused.config_for(x, target=wide)
+    fused.config_for(x, target=y, labels=torch.zeros(4, dtype=torch.int64))
+    assert seen == [4 * 300, 300, 300]
+
+
 def test_no_grad_computes_the_loss_only() -> None:
     x, y = inputs(3, 100, "fp32")
     x = x.requires_grad_()

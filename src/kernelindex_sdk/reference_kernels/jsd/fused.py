@@ -38,7 +38,8 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # with a polynomial for log2(1 + t), and the smaller of bp, bq as the larger times
 # 2^-|x2-y2|: two exp2 per element, and an exp2's error (2^-22) scales only its own term
 # instead of shifting log M under every term; README.md says why that matters (Liger's
-# float32 tolerance, rtol 1e-6).
+# float32 tolerance, rtol 1e-6). SPLIT and LEAN: BASE2 regrouped for bf16 and fp16, with
+# the gradient and without it (at each form below).
 # OPS: which instructions. TL: tl.exp, tl.log, tl.exp2, tl.log2 (every Triton backend and
 # the interpreter); PTX: ex2.approx.ftz / lg2.approx.ftz inline (NVIDIA only); LIBDEVICE:
 # libdevice expf / logf (NVIDIA only, about 1 ulp).
@@ -46,6 +47,7 @@ NATS: Final = 0
 BASE2: Final = 1
 PAIR: Final = 2
 SPLIT: Final = 3
+LEAN: Final = 4
 TL: Final = 0
 PTX: Final = 1
 LIBDEVICE: Final = 2
@@ -53,10 +55,13 @@ LIBDEVICE: Final = 2
 #: the choices.
 FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
 HALF_CUDA: tuple[int, int] = (SPLIT, PTX)
+#: bf16 and fp16 on CUDA without the gradient.
+HALF_LOSS_CUDA: tuple[int, int] = (LEAN, PTX)
 _NATS: tl.constexpr = tl.constexpr(NATS)
 _BASE2: tl.constexpr = tl.constexpr(BASE2)
 _PAIR: tl.constexpr = tl.constexpr(PAIR)
 _SPLIT: tl.constexpr = tl.constexpr(SPLIT)
+_LEAN: tl.constexpr = tl.constexpr(LEAN)
 # What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
 PAD: tl.constexpr = tl.constexpr(-200.0)
 _PTX: tl.constexpr = tl.constexpr(PTX)
@@ -85,6 +90,7 @@ _C7: tl.constexpr = tl.constexpr(LOG2_1P[7])
 _C8: tl.constexpr = tl.constexpr(LOG2_1P[8])
 
 LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
+LN2: tl.constexpr = tl.constexpr(0.6931471805599453)
 
 
 @attrs.frozen
@@ -177,6 +183,23 @@ def _log2(x, OPS: tl.constexpr):
 
 
 @triton.jit
+def _to_float32(x, OPS: tl.constexpr):
+    if OPS == _PTX and x.dtype == tl.bfloat16:
+        # A bf16 is the top half of its float32: one shift or one mask per element, where
+        # the generic conversion spends a byte permute and a shift on every other one.
+        return tl.inline_asm_elementwise(
+            "shl.b32 $0, $2, 16; and.b32 $1, $2, 0xFFFF0000;",
+            "=r,=r,r",
+            [x],
+            dtype=tl.uint32,
+            is_pure=True,
+            pack=2,
+        ).to(tl.float32, bitcast=True)
+    else:
+        return x.to(tl.float32)
+
+
+@triton.jit
 def _exp(x, OPS: tl.constexpr):
     if OPS == _LIBDEVICE:
         return libdevice.exp(x)
@@ -219,6 +242,193 @@ def _count_kept(labels_ptr, n_labels, ignore_index, BLOCK_L: tl.constexpr):
 
 
 @triton.jit
+def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
+    """One tile of X and Y as float32; MASKED only for a row's last, partly filled tile
+    (a full tile needs no mask, no padding values and no predicates)."""
+    if MASKED:
+        m_v = o_v < cols
+        b_x = tl.load(x_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
+        b_y = tl.load(y_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
+    else:
+        b_x = tl.load(x_row + o_v, eviction_policy="evict_first")
+        b_y = tl.load(y_row + o_v, eviction_policy="evict_first")
+    return b_x, b_y
+
+
+@triton.jit
+def _tile(
+    b_acc,
+    b_x,
+    b_y,
+    beta,
+    log2_beta,
+    log2_one_minus_beta,
+    BETA_MODE: tl.constexpr,
+    FORM: tl.constexpr,
+    OPS: tl.constexpr,
+):
+    """Add one tile's loss terms to the running sum; return it and dl/dX (unscaled)."""
+    b_x = _to_float32(b_x, OPS)
+    b_y = _to_float32(b_y, OPS)
+    if BETA_MODE == 0:
+        # KL(P||Q) = sum P (Y - X); dX = -P
+        b_p = _exp(b_y, OPS)
+        b_l = b_p * (b_y - b_x)
+        b_g = -b_p
+    elif BETA_MODE == 1:
+        # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
+        b_q = _exp(b_x, OPS)
+        b_d = b_x - b_y
+        b_l = b_q * b_d
+        b_g = b_q * (b_d + 1.0)
+    elif FORM == _BASE2:
+        # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
+        # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
+        # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
+        b_xl = b_x * LOG2E
+        b_yl = b_y * LOG2E
+        b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_yl + log2_beta, OPS)
+        # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
+        b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+        b_g = b_bq * (b_xl - b_z)
+        b_l = b_bp * (b_yl - b_z) + b_g
+    elif FORM == _SPLIT:
+        # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
+        # three FMAs into the accumulator instead of two subtractions, a product
+        # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
+        # float32): for bf16 and fp16 only, whose own rounding is far coarser.
+        b_xl = b_x * LOG2E
+        b_yl = b_y * LOG2E
+        b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_yl + log2_beta, OPS)
+        b_m = b_bp + b_bq
+        b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+        b_g = b_bq * (b_xl - b_z)
+        b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
+    elif FORM == _LEAN:
+        # SPLIT without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and Y
+        # need no scaled copies and each term goes into the running sum by one FMA
+        # (README.md beside this file has the instruction counts). The terms nearly
+        # cancel, as SPLIT's do: for bf16 and fp16 only.
+        b_bq = _exp2(b_x * LOG2E + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * LOG2E + log2_beta, OPS)
+        b_m = b_bp + b_bq
+        b_mz = b_m * _log2(tl.maximum(b_m, 1e-37), OPS)
+        b_acc = b_acc + b_bp * b_y
+        b_acc = b_acc + b_bq * b_x
+        b_acc = b_acc - b_mz * LN2
+        b_l = 0.0
+        b_g = 0.0
+    elif FORM == _PAIR:
+        # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
+        # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
+        b_xl = b_x * LOG2E
+        b_yl = b_y * LOG2E
+        b_x2 = b_xl + log2_one_minus_beta
+        b_y2 = b_yl + log2_beta
+        b_top = tl.maximum(b_x2, b_y2)
+        b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
+        b_big = _exp2(b_top, OPS)
+        x_wins = b_x2 >= b_y2
+        b_bq = tl.where(x_wins, b_big, b_big * b_t)
+        b_bp = tl.where(x_wins, b_big * b_t, b_big)
+        b_z = b_top + _log2_1p(b_t)
+        b_g = b_bq * (b_xl - b_z)
+        b_l = b_bp * (b_yl - b_z) + b_g
+    else:
+        # In nats, as the float32 PyTorch reference computes it.
+        b_bp = beta * _exp(b_y, OPS)
+        b_bq = (1.0 - beta) * _exp(b_x, OPS)
+        # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
+        b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
+        b_g = b_bq * (b_x - b_lm)
+        b_l = b_bp * (b_y - b_lm) + b_g
+    # Padding lanes read X = Y = PAD: every exp underflows to exactly 0, so every term is
+    # 0 times a finite number (no select needed).
+    if FORM != _LEAN or BETA_MODE != 2:
+        b_acc += b_l
+    return b_acc, b_g
+
+
+@triton.jit
+def _tiles(
+    b_acc,
+    first,
+    step,
+    n_tiles,
+    per_row,
+    col0,
+    x_ptr,
+    y_ptr,
+    labels_ptr,
+    dx_ptr,
+    cols,
+    stride_x,
+    stride_y,
+    stride_dx,
+    beta,
+    log2_beta,
+    log2_one_minus_beta,
+    grad_scale,
+    ignore_index,
+    BETA_MODE: tl.constexpr,
+    HAS_LABELS: tl.constexpr,
+    COMPUTE_GRAD: tl.constexpr,
+    FORM: tl.constexpr,
+    OPS: tl.constexpr,
+    BLOCK_V: tl.constexpr,
+    MASKED: tl.constexpr,
+):
+    """Tiles first, first + step, ... of n_tiles, per_row to a row, starting at tile
+    column col0: their loss terms added to the running sum, their gradient stored."""
+    # The row and column of the next tile are stepped, not divided out on every tile.
+    per_row = tl.maximum(per_row, 1)
+    step_r = step // per_row
+    step_c = step - step_r * per_row
+    i_r = first // per_row
+    i_c = first - i_r * per_row
+    for _ in range(first, n_tiles, step):
+        i_r64 = i_r.to(tl.int64)
+        o_v = (col0 + i_c).to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
+        p_dx = dx_ptr + i_r64 * stride_dx + o_v
+        keep = True
+        if HAS_LABELS:
+            keep = tl.load(labels_ptr + i_r) != ignore_index
+        if keep:
+            b_x, b_y = _load_pair(
+                x_ptr + i_r64 * stride_x, y_ptr + i_r64 * stride_y, o_v, cols, MASKED
+            )
+            b_acc, b_g = _tile(
+                b_acc,
+                b_x,
+                b_y,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                BETA_MODE,
+                FORM,
+                OPS,
+            )
+            if COMPUTE_GRAD:
+                b_dx = (b_g * grad_scale).to(dx_ptr.dtype.element_ty)
+                if MASKED:
+                    tl.store(p_dx, b_dx, mask=o_v < cols)
+                else:
+                    tl.store(p_dx, b_dx)
+        elif COMPUTE_GRAD:
+            # Ignored rows get their zeros written (the buffer starts uninitialized),
+            # and cost neither a load nor a MUFU operation.
+            tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=o_v < cols)
+        i_c += step_c
+        i_r += step_r
+        if i_c >= per_row:
+            i_c -= per_row
+            i_r += 1
+    return b_acc
+
+
+@triton.jit
 def jsd_fwd_kernel(
     x_ptr,
     y_ptr,
@@ -249,102 +459,77 @@ def jsd_fwd_kernel(
 ):
     # BASE2 and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the total
     # and the gradient once instead of every element; NATS works in nats (unit 1).
+    tl.static_assert(FORM != _LEAN or not COMPUTE_GRAD, "LEAN computes no gradient")
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
-    n_col_blocks = tl.cdiv(cols, BLOCK_V)
-    n_tiles = rows * n_col_blocks
     b_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
     grad_scale = unit * inv_n
     if COMPUTE_GRAD and HAS_LABELS:
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
-    for i_t in range(i_p, n_tiles, n_p):
-        i_r = i_t // n_col_blocks
-        i_c = i_t - i_r * n_col_blocks
-        i_r64 = i_r.to(tl.int64)
-        o_v = i_c.to(tl.int64) * BLOCK_V + tl.arange(0, BLOCK_V)
-        m_v = o_v < cols
-        keep = True
-        if HAS_LABELS:
-            keep = tl.load(labels_ptr + i_r) != ignore_index
-        if keep:
-            b_x = tl.load(
-                x_ptr + i_r64 * stride_x + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-            ).to(tl.float32)
-            b_y = tl.load(
-                y_ptr + i_r64 * stride_y + o_v, mask=m_v, other=PAD, eviction_policy="evict_first"
-            ).to(tl.float32)
-            if BETA_MODE == 0:
-                # KL(P||Q) = sum P (Y - X); dX = -P
-                b_p = _exp(b_y, OPS)
-                b_l = b_p * (b_y - b_x)
-                b_g = -b_p
-            elif BETA_MODE == 1:
-                # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
-                b_q = _exp(b_x, OPS)
-                b_d = b_x - b_y
-                b_l = b_q * b_d
-                b_g = b_q * (b_d + 1.0)
-            elif FORM == _BASE2:
-                # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
-                # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
-                # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-                b_bp = _exp2(b_yl + log2_beta, OPS)
-                # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
-                b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * (b_yl - b_z) + b_g
-            elif FORM == _SPLIT:
-                # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
-                # three FMAs into the accumulator instead of two subtractions, a product
-                # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
-                # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-                b_bp = _exp2(b_yl + log2_beta, OPS)
-                b_m = b_bp + b_bq
-                b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-            elif FORM == _PAIR:
-                # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
-                # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
-                b_xl = b_x * LOG2E
-                b_yl = b_y * LOG2E
-                b_x2 = b_xl + log2_one_minus_beta
-                b_y2 = b_yl + log2_beta
-                b_top = tl.maximum(b_x2, b_y2)
-                b_t = _exp2(-tl.abs(b_x2 - b_y2), OPS)
-                b_big = _exp2(b_top, OPS)
-                x_wins = b_x2 >= b_y2
-                b_bq = tl.where(x_wins, b_big, b_big * b_t)
-                b_bp = tl.where(x_wins, b_big * b_t, b_big)
-                b_z = b_top + _log2_1p(b_t)
-                b_g = b_bq * (b_xl - b_z)
-                b_l = b_bp * (b_yl - b_z) + b_g
-            else:
-                # In nats, as the float32 PyTorch reference computes it.
-                b_bp = beta * _exp(b_y, OPS)
-                b_bq = (1.0 - beta) * _exp(b_x, OPS)
-                # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
-                b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-                b_g = b_bq * (b_x - b_lm)
-                b_l = b_bp * (b_y - b_lm) + b_g
-            # Padding lanes past the row's end read X = Y = PAD: every exp underflows to
-            # exactly 0, so every term is 0 times a finite number (no select needed).
-            b_acc += b_l
-            if COMPUTE_GRAD:
-                p_dx = dx_ptr + i_r64 * stride_dx + o_v
-                tl.store(p_dx, (b_g * grad_scale).to(dx_ptr.dtype.element_ty), mask=m_v)
-        elif COMPUTE_GRAD:
-            # Ignored rows get their zeros written (the buffer starts uninitialized),
-            # and cost neither a load nor a MUFU operation.
-            p_dx = dx_ptr + i_r64 * stride_dx + o_v
-            tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=m_v)
+    # Each row is n_full full tiles and, when BLOCK_V does not divide it, one partly
+    # filled tile. Programs take the full tiles in turn, then the partial ones, continuing
+    # the same turn: two loops, each with one copy of the arithmetic, and only the second
+    # with masks and padding.
+    n_full = cols // BLOCK_V
+    b_acc = _tiles(
+        b_acc,
+        i_p,
+        n_p,
+        rows * n_full,
+        n_full,
+        0,
+        x_ptr,
+        y_ptr,
+        labels_ptr,
+        dx_ptr,
+        cols,
+        stride_x,
+        stride_y,
+        stride_dx,
+        beta,
+        log2_beta,
+        log2_one_minus_beta,
+        grad_scale,
+        ignore_index,
+        BETA_MODE,
+        HAS_LABELS,
+        COMPUTE_GRAD,
+        FORM,
+        OPS,
+        BLOCK_V,
+        False,
+    )
+    if cols % BLOCK_V != 0:
+        first = (i_p + n_p - (rows * n_full) % n_p) % n_p
+        b_acc = _tiles(
+            b_acc,
+            first,
+            n_p,
+            rows,
+            1,
+            n_full,
+            x_ptr,
+            y_ptr,
+            labels_ptr,
+            dx_ptr,
+            cols,
+            stride_x,
+            stride_y,
+            stride_dx,
+            beta,
+            log2_beta,
+            log2_one_minus_beta,
+            grad_scale,
+            ignore_index,
+            BETA_MODE,
+            HAS_LABELS,
+            COMPUTE_GRAD,
+            FORM,
+            OPS,
+            BLOCK_V,
+            True,
+        )
     tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
@@ -365,10 +550,12 @@ def jsd_fwd_kernel(
         tl.store(ticket_ptr, 0)
 
 
+_RUNTIME_KNOBS: Final = getattr(getattr(triton, "knobs", None), "runtime", None)
+
+
 def _hooks_set() -> bool:
     """Whether a profiler asked Triton to hook launches (then every launch goes through Triton)."""
-    knobs = getattr(triton, "knobs", None)
-    runtime = getattr(knobs, "runtime", None)
+    runtime = _RUNTIME_KNOBS
     if runtime is None:
         return True
     return _hook_set(runtime.launch_enter_hook) or _hook_set(runtime.launch_exit_hook)
@@ -388,6 +575,9 @@ class _Plan:
     programs: int
     partials: torch.Tensor
     ticket: torch.Tensor
+    #: ``partials`` and ``ticket`` as device addresses: the direct launcher takes plain
+    #: ints without asking each tensor for its address, or the driver to check it, again.
+    buffer_ptrs: tuple[int, int]
     constexprs: dict[str, Any]
     math: tuple[int, int]
     compiled: Any = None
@@ -404,7 +594,7 @@ _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _PLAN_LIMIT: Final = 256
 
 
-def _math_for(device: torch.device, dtype: torch.dtype) -> tuple[int, int]:
+def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[int, int]:
     # The inline PTX and libdevice calls exist on NVIDIA's backend only.
     cuda = (
         not _INTERPRET
@@ -413,7 +603,8 @@ def _math_for(device: torch.device, dtype: torch.dtype) -> tuple[int, int]:
     )
     if dtype == torch.float32:
         return FLOAT32_CUDA if cuda else (PAIR, TL)
-    return HALF_CUDA if cuda else (HALF_CUDA[0], TL)
+    half = HALF_CUDA if compute_grad else HALF_LOSS_CUDA
+    return half if cuda else (half[0], TL)
 
 
 def _new_plan(
@@ -432,12 +623,15 @@ def _new_plan(
         else 2
     )
     programs = min(rows * triton.cdiv(cols, config.block_v), sms * config.programs_per_sm)
-    math_mode = _math_for(device, dtype)
+    math_mode = _math_for(device, dtype, compute_grad)
+    partials = torch.empty(programs, device=device, dtype=torch.float32)
+    ticket = torch.zeros((), device=device, dtype=torch.int32)
     return _Plan(
         config=config,
         programs=programs,
-        partials=torch.empty(programs, device=device, dtype=torch.float32),
-        ticket=torch.zeros((), device=device, dtype=torch.int32),
+        partials=partials,
+        ticket=ticket,
+        buffer_ptrs=(partials.data_ptr(), ticket.data_ptr()),
         constexprs={
             "BETA_MODE": beta_mode,
             "HAS_LABELS": has_labels,
@@ -450,6 +644,11 @@ def _new_plan(
         },
         math=math_mode,
     )
+
+
+def _flat(stride_x: int, stride_y: int, v: int, labels: torch.Tensor | None) -> bool:
+    """Whether the kernel may see (BT, V) as one row of BT*V (no labels, rows back to back)."""
+    return labels is None and stride_x == v and stride_y == v
 
 
 def _stream(device: torch.device) -> int:
@@ -472,22 +671,26 @@ def _launch(
     device = input.device
     if device.type != "cuda" and not _INTERPRET:
         raise ValueError(f"jsd_triton needs CUDA tensors (or TRITON_INTERPRET=1), got {device}")
-    if input.stride(1) != 1 or target.stride(1) != 1:
+    sx, sy = input.stride(), target.stride()
+    if sx[1] != 1 or sy[1] != 1:
         raise ValueError("input and target rows must be contiguous (stride 1 along V)")
     bt, v = input.shape
     # new_empty skips parsing a device argument: host time on every call.
     dx = input.new_empty((bt, v)) if compute_grad else None
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
     rows, cols = bt, v
-    flat = labels is None and input.is_contiguous() and target.is_contiguous()
+    flat = _flat(sx[0], sy[0], v, labels)
     if flat:
         # Without labels the rows do not matter: one flat row of BT*V elements has no
         # partly filled tile at each row's end.
         rows, cols = 1, bt * v
-    stride_dx = dx.stride(0) if dx is not None else 0
-    strides = (input.stride(0), target.stride(0), stride_dx) if not flat else (0, 0, 0)
+    # dx is contiguous: its row stride is V.
+    strides = (sx[0], sy[0], v if compute_grad else 0) if not flat else (0, 0, 0)
     stream = _stream(device)
     has_labels = labels is not None
+    x_ptr = input.data_ptr()
+    y_ptr = target.data_ptr()
+    labels_ptr = labels.data_ptr() if labels is not None else x_ptr
     # A plain tuple: this runs on every call, and the host's time is the budget.
     key = (
         device,
@@ -498,9 +701,9 @@ def _launch(
         strides,
         # Triton specializes on 16-byte alignment: a compiled kernel serves only pointers
         # aligned as its first ones were.
-        input.data_ptr() % 16 == 0,
-        target.data_ptr() % 16 == 0,
-        labels is None or labels.data_ptr() % 16 == 0,
+        x_ptr % 16 == 0,
+        y_ptr % 16 == 0,
+        labels_ptr % 16 == 0,
         beta_mode,
         has_labels,
         compute_grad,
@@ -513,17 +716,10 @@ def _launch(
         plan = _PLANS[key] = _new_plan(
             device, input.dtype, rows, cols, beta_mode, has_labels, compute_grad
         )
-    base2 = plan.math[0] != NATS
+    base2 = plan.math[0] not in (NATS, LEAN)
     unit = math.log(2.0) if base2 and beta_mode == 2 else 1.0
     loss = input.new_empty(())
-    args = (
-        input,
-        target,
-        labels if labels is not None else input,
-        dx if dx is not None else input,
-        plan.partials,
-        plan.ticket,
-        loss,
+    scalars = (
         rows,
         cols,
         strides[0],
@@ -536,30 +732,56 @@ def _launch(
         1.0 / bt,
         ignore_index,
     )
-    _run(plan, stream, args)
+    launcher = plan.launcher
+    if launcher is not None and not _hooks_set():
+        pointers = (
+            x_ptr,
+            y_ptr,
+            labels_ptr,
+            dx.data_ptr() if dx is not None else x_ptr,
+            *plan.buffer_ptrs,
+            loss.data_ptr(),
+        )
+        _launch_direct(plan, launcher, stream, (*pointers, *scalars))
+    else:
+        tensors = (
+            input,
+            target,
+            labels if labels is not None else input,
+            dx if dx is not None else input,
+            plan.partials,
+            plan.ticket,
+            loss,
+        )
+        _run(plan, (*tensors, *scalars))
     return loss, dx
 
 
-def _run(plan: _Plan, stream: int, args: tuple[Any, ...]) -> None:
-    """Launch through the compiled kernel's own launcher once it is known (microseconds),
-    through Triton's JIT dispatch otherwise (tens of microseconds)."""
-    if plan.launcher is not None and not _hooks_set():
-        compiled = plan.compiled
-        tail = (*args, *plan.constexprs.values()) if plan.launcher_takes_constexprs else args
-        plan.launcher(
-            plan.programs,
-            1,
-            1,
-            stream,
-            compiled.function,
-            compiled.packed_metadata,
-            None,
-            None,
-            None,
-            *tail,
-        )
-        plan.direct_calls += 1
-        return
+def _launch_direct(
+    plan: _Plan, launcher: Callable[..., Any], stream: int, args: tuple[Any, ...]
+) -> None:
+    """Launch through the compiled kernel's own launcher (microseconds, not the tens of
+    Triton's JIT dispatch); ``args`` passes every pointer as an int."""
+    compiled = plan.compiled
+    tail = (*args, *plan.constexprs.values()) if plan.launcher_takes_constexprs else args
+    launcher(
+        plan.programs,
+        1,
+        1,
+        stream,
+        compiled.function,
+        compiled.packed_metadata,
+        None,
+        None,
+        None,
+        *tail,
+    )
+    plan.direct_calls += 1
+
+
+def _run(plan: _Plan, args: tuple[Any, ...]) -> None:
+    """Launch through Triton's JIT dispatch; on the second call, learn the compiled
+    kernel's launcher for :func:`_launch_direct`."""
     if plan.compiled is not None and plan.launcher is None and not plan.jit_only:
         _learn_launcher(plan, args)
         return
@@ -598,12 +820,18 @@ def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
 
 
 def config_for(
-    input: torch.Tensor, *, labels: torch.Tensor | None = None, compute_grad: bool = False
+    input: torch.Tensor,
+    *,
+    target: torch.Tensor | None = None,
+    labels: torch.Tensor | None = None,
+    compute_grad: bool = False,
 ) -> KernelConfig:
     """The launch configuration ``jsd_triton`` uses for ``input`` (for a record's annotations).
 
     Args:
         input: The (BT, V) input as it would be passed.
+        target: The target as it would be passed (its row stride matters); ``input``'s
+            layout when not given.
         labels: Whether labels would be passed (their values do not matter).
         compute_grad: Whether the call would also write dL/dinput.
 
@@ -611,7 +839,8 @@ def config_for(
         The config from the committed table; the same in every process on one device kind.
     """
     bt, v = input.shape
-    cols = bt * v if labels is None and input.is_contiguous() else v
+    stride_y = (target if target is not None else input).stride(0)
+    cols = bt * v if _flat(input.stride(0), stride_y, v, labels) else v
     return kernel_config(input.device, input.dtype.itemsize, cols, compute_grad)
 
 
@@ -640,6 +869,41 @@ class _JSDFunction(torch.autograd.Function):
         if grad_output.numel() == 1 and bool(grad_output == 1):
             return dx, None, None, None, None
         return dx * grad_output.to(dx.dtype), None, None, None, None
+
+
+def _apply(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    beta: float,
+    labels: torch.Tensor | None,
+    ignore_index: int,
+) -> torch.Tensor:
+    """``_JSDFunction.apply`` without its Python wrapper when no functorch transform is
+    active (the wrapper then only unwraps dead functorch tensors: done here): a few us
+    of host time on every call with the gradient."""
+    if _C_APPLY is None or _functorch_active():
+        out: torch.Tensor = _JSDFunction.apply(input, target, beta, labels, ignore_index)
+        return out
+    unwrap = _unwrap_if_dead
+    if labels is not None:
+        labels = unwrap(labels)
+    out = _C_APPLY(unwrap(input), unwrap(target), beta, labels, ignore_index)
+    return out
+
+
+def _c_apply_parts() -> tuple[Any, Any, Any]:
+    # Private torch entry points: when one is missing, the public apply does it all.
+    try:
+        return (
+            super(torch.autograd.Function, _JSDFunction).apply,
+            torch._C._are_functorch_transforms_active,
+            torch._C._functorch.unwrap_if_dead,
+        )
+    except AttributeError:
+        return None, None, None
+
+
+_C_APPLY, _functorch_active, _unwrap_if_dead = _c_apply_parts()
 
 
 def jsd_triton(
@@ -671,7 +935,7 @@ def jsd_triton(
         ValueError: for shapes, dtypes, devices, strides or a beta the kernel does not take.
     """
     if input.requires_grad and torch.is_grad_enabled():
-        out: torch.Tensor = _JSDFunction.apply(input, target, beta, labels, ignore_index)
+        out: torch.Tensor = _apply(input, target, beta, labels, ignore_index)
         return out
     loss, _ = _launch(input, target, beta, labels, ignore_index, False)
     return loss

@@ -383,7 +383,7 @@ def run_case(
         notes = {}
         if name == "triton":
             # Chosen by the committed table, not by the user: an observation, not identity.
-            config = fused.config_for(x, compute_grad=case.input_grad)
+            config = fused.config_for(x, target=y, compute_grad=case.input_grad)
             notes["kernelindex.dev/config"] = ",".join(
                 f"{k}={v}" for k, v in config.as_dict().items()
             )

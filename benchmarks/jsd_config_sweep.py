@@ -39,8 +39,10 @@ def _time_config(
     partials = torch.empty(programs, device="cuda", dtype=torch.float32)
     ticket = torch.zeros((), device="cuda", dtype=torch.int32)
     loss = torch.empty((), device="cuda", dtype=x.dtype)
-    form, ops = fused.FLOAT32_CUDA if x.dtype == torch.float32 else fused.HALF_CUDA
-    ln2 = math.log(2.0)
+    half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
+    form, ops = fused.FLOAT32_CUDA if x.dtype == torch.float32 else half
+    # The loss's unit, as jsd_triton passes it (LEAN and NATS sum in nats).
+    ln2 = 1.0 if form in (fused.LEAN, fused.NATS) else math.log(2.0)
 
     def run() -> None:
         # The flat layout jsd_triton uses without labels: one row of BT*V, beta 0.5.

@@ -243,8 +243,8 @@ def _count_kept(labels_ptr, n_labels, ignore_index, BLOCK_L: tl.constexpr):
 
 @triton.jit
 def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
-    """One tile of X and Y as float32; MASKED only for a row's last, partly filled tile
-    (a full tile needs no mask, no padding values and no predicates)."""
+    """One tile of X and Y in their own dtype; MASKED only for a row's last, partly filled
+    tile (a full tile needs no mask, no padding values and no predicates)."""
     if MASKED:
         m_v = o_v < cols
         b_x = tl.load(x_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")

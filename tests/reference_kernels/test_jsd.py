@@ -105,6 +105,44 @@ def test_ignored_rows_are_never_read(beta: float) -> None:
     assert not xt.grad[ignored].any()  # type: ignore[index]
 
 
+@pytest.mark.skipif(DEVICE != "cpu", reason="sets the interpreter's launch config")
+@pytest.mark.parametrize(
+    "config", [(128, 1), (128, 8), (32, 3)], ids=lambda c: f"block{c[0]}-per_sm{c[1]}"
+)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 127), (2, 128), (7, 129), (5, 300), (4, 256)])
+@pytest.mark.parametrize("pattern", ["none", "some-ignored"])
+def test_every_tile_is_taken_once_at_any_split(
+    config: tuple[int, int],
+    shape: tuple[int, int],
+    pattern: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Full tiles and each row's partial tile go through two loops in one turn: at tiles
+    per row of 0 (V < BLOCK_V), exact (V a multiple), or with a tail, with more programs
+    than a row has tiles, flat or by rows, every value counts once (loss and gradient)."""
+    block, per_sm = config
+    monkeypatch.setattr(
+        fused, "_INTERPRETER_CONFIG", fused.KernelConfig(block, 1, per_sm, "interpreter")
+    )
+    monkeypatch.setattr(fused, "_PLANS", {})
+    bt, v = shape
+    labels = labels_for(pattern, bt)
+    x, y = inputs(bt, v, "fp32", seed=bt * 1000 + v)
+    xt = x.clone().requires_grad_()
+    loss = jsd_triton(xt, y, beta=0.215, labels=labels)
+    loss.backward()
+    x64 = x.double().requires_grad_()
+    expected = ground_truth(x64, y, beta=0.215, labels=labels)
+    expected.backward()
+    torch.testing.assert_close(loss.double(), expected.detach(), rtol=2e-6, atol=1e-7)
+    scale = float(x64.grad.abs().max())  # type: ignore[union-attr]
+    torch.testing.assert_close(xt.grad.double(), x64.grad, rtol=1e-5, atol=1e-6 * scale)  # type: ignore[union-attr]
+    with torch.no_grad():
+        half = jsd_triton(x.bfloat16(), y.bfloat16(), beta=0.215, labels=labels)
+    reference = ground_truth(x.bfloat16(), y.bfloat16(), beta=0.215, labels=labels)
+    torch.testing.assert_close(half.double(), reference, rtol=RTOL["bf16"], atol=1e-6)
+
+
 def test_the_log2_1p_polynomial_is_within_its_stated_bound() -> None:
     t = torch.linspace(0, 1, 100_001, dtype=torch.float64)
     approx = torch.zeros_like(t)

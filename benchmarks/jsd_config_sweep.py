@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 import torch
@@ -41,13 +40,12 @@ def _time_config(
     loss = torch.empty((), device="cuda", dtype=x.dtype)
     half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
     form, ops = fused.FLOAT32_CUDA if x.dtype == torch.float32 else half
-    # The loss's unit, as jsd_triton passes it (LEAN and NATS sum in nats).
-    ln2 = 1.0 if form in (fused.LEAN, fused.NATS) else math.log(2.0)
+    unit = fused._loss_unit(form, 2)
 
     def run() -> None:
         # The flat layout jsd_triton uses without labels: one row of BT*V, beta 0.5.
         fused.jsd_fwd_kernel[(programs,)](
-            x, y, x, dx, partials, ticket, loss, 1, n, 0, 0, 0, 0.5, -1.0, -1.0, ln2,
+            x, y, x, dx, partials, ticket, loss, 1, n, 0, 0, 0, 0.5, -1.0, -1.0, unit,
             1.0 / x.shape[0], -100, BETA_MODE=2, HAS_LABELS=False, COMPUTE_GRAD=grad,
             FORM=form, OPS=ops, BLOCK_V=block, BLOCK_P=triton.next_power_of_2(programs),
             BLOCK_L=1024, num_warps=warps,

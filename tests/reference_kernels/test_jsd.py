@@ -9,6 +9,7 @@ the gradient's largest magnitude.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
 
@@ -141,6 +144,32 @@ def test_every_tile_is_taken_once_at_any_split(
         half = jsd_triton(x.bfloat16(), y.bfloat16(), beta=0.215, labels=labels)
     reference = ground_truth(x.bfloat16(), y.bfloat16(), beta=0.215, labels=labels)
     torch.testing.assert_close(half.double(), reference, rtol=RTOL["bf16"], atol=1e-6)
+
+
+@triton.jit
+def _padding_terms(out_ptr, beta, log2_beta, log2_omb, mode: tl.constexpr, form: tl.constexpr):
+    o = tl.arange(0, 16)
+    b_pad = tl.full([16], fused.PAD, tl.float32)
+    b_acc, b_g = fused._tile(
+        tl.zeros([16], tl.float32), b_pad, b_pad, beta, log2_beta, log2_omb, mode, form, 0
+    )
+    tl.store(out_ptr + o, b_acc)
+    tl.store(out_ptr + 16 + o, b_g)
+
+
+@pytest.mark.parametrize(
+    "form", [fused.NATS, fused.BASE2, fused.PAIR, fused.SPLIT, fused.LEAN], ids=str
+)
+@pytest.mark.parametrize("beta", [0.0, 1e-6, 0.215, 0.5, 1.0], ids=lambda b: f"beta{b}")
+def test_padding_lanes_add_exactly_nothing(form: int, beta: float) -> None:
+    """What a masked load gives a padding lane (PAD) adds exactly 0 to the loss and writes
+    exactly 0 to the gradient, in every form (the kernel has no select for them)."""
+    mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
+    log2_beta = math.log2(beta) if mode == 2 else 0.0
+    log2_omb = math.log2(1.0 - beta) if mode == 2 else 0.0
+    out = torch.full((32,), float("nan"), device=DEVICE)
+    _padding_terms[(1,)](out, beta, log2_beta, log2_omb, mode=mode, form=form)
+    assert out.tolist() == [0.0] * 32
 
 
 def test_the_log2_1p_polynomial_is_within_its_stated_bound() -> None:

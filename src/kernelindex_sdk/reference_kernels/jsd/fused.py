@@ -457,8 +457,9 @@ def jsd_fwd_kernel(
     BLOCK_P: tl.constexpr,
     BLOCK_L: tl.constexpr,
 ):
-    # BASE2 and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the total
-    # and the gradient once instead of every element; NATS works in nats (unit 1).
+    # BASE2, SPLIT and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the
+    # total and the gradient once instead of every element; NATS and LEAN work in nats
+    # (unit 1): _loss_unit on the host.
     tl.static_assert(FORM != _LEAN or not COMPUTE_GRAD, "LEAN computes no gradient")
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
@@ -472,64 +473,44 @@ def jsd_fwd_kernel(
     # the same turn: two loops, each with one copy of the arithmetic, and only the second
     # with masks and padding.
     n_full = cols // BLOCK_V
-    b_acc = _tiles(
-        b_acc,
-        i_p,
-        n_p,
-        rows * n_full,
-        n_full,
-        0,
-        x_ptr,
-        y_ptr,
-        labels_ptr,
-        dx_ptr,
-        cols,
-        stride_x,
-        stride_y,
-        stride_dx,
-        beta,
-        log2_beta,
-        log2_one_minus_beta,
-        grad_scale,
-        ignore_index,
-        BETA_MODE,
-        HAS_LABELS,
-        COMPUTE_GRAD,
-        FORM,
-        OPS,
-        BLOCK_V,
-        False,
-    )
-    if cols % BLOCK_V != 0:
-        first = (i_p + n_p - (rows * n_full) % n_p) % n_p
-        b_acc = _tiles(
-            b_acc,
-            first,
-            n_p,
-            rows,
-            1,
-            n_full,
-            x_ptr,
-            y_ptr,
-            labels_ptr,
-            dx_ptr,
-            cols,
-            stride_x,
-            stride_y,
-            stride_dx,
-            beta,
-            log2_beta,
-            log2_one_minus_beta,
-            grad_scale,
-            ignore_index,
-            BETA_MODE,
-            HAS_LABELS,
-            COMPUTE_GRAD,
-            FORM,
-            OPS,
-            BLOCK_V,
-            True,
-        )
+    for TAIL in tl.static_range(2):
+        run = True
+        if TAIL == 1:
+            run = cols % BLOCK_V != 0
+        if run:
+            if TAIL == 0:
+                first, n_tiles, per_row, col0 = i_p, rows * n_full, n_full, 0
+            else:
+                first = (i_p + n_p - (rows * n_full) % n_p) % n_p
+                n_tiles, per_row, col0 = rows, 1, n_full
+            b_acc = _tiles(
+                b_acc,
+                first,
+                n_p,
+                n_tiles,
+                per_row,
+                col0,
+                x_ptr,
+                y_ptr,
+                labels_ptr,
+                dx_ptr,
+                cols,
+                stride_x,
+                stride_y,
+                stride_dx,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                grad_scale,
+                ignore_index,
+                BETA_MODE,
+                HAS_LABELS,
+                COMPUTE_GRAD,
+                FORM,
+                OPS,
+                BLOCK_V,
+                TAIL == 1,
+            )
     tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
@@ -580,6 +561,8 @@ class _Plan:
     buffer_ptrs: tuple[int, int]
     constexprs: dict[str, Any]
     math: tuple[int, int]
+    #: What the kernel's sums are in, times the loss (`_loss_unit`).
+    unit: float
     compiled: Any = None
     # How many trailing arguments Triton's launcher takes: every parameter, or only the
     # non-constexpr ones (it differs between Triton versions); learnt on the second call.
@@ -592,6 +575,12 @@ class _Plan:
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _PLAN_LIMIT: Final = 256
+
+
+def _loss_unit(form: int, beta_mode: int) -> float:
+    """The kernel's ``unit`` argument: ln 2 where ``form`` sums in base 2 (BASE2, SPLIT, PAIR
+    at 0 < beta < 1), 1 where it sums in nats (NATS, LEAN, and beta 0 or 1 in every form)."""
+    return math.log(2.0) if beta_mode == 2 and form not in (NATS, LEAN) else 1.0
 
 
 def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[int, int]:
@@ -643,6 +632,7 @@ def _new_plan(
             "BLOCK_L": 1024,
         },
         math=math_mode,
+        unit=_loss_unit(math_mode[0], beta_mode),
     )
 
 
@@ -716,8 +706,6 @@ def _launch(
         plan = _PLANS[key] = _new_plan(
             device, input.dtype, rows, cols, beta_mode, has_labels, compute_grad
         )
-    base2 = plan.math[0] not in (NATS, LEAN)
-    unit = math.log(2.0) if base2 and beta_mode == 2 else 1.0
     loss = input.new_empty(())
     scalars = (
         rows,
@@ -728,7 +716,7 @@ def _launch(
         beta,
         math.log2(beta) if beta_mode == 2 else 0.0,
         math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
-        unit,
+        plan.unit,
         1.0 / bt,
         ignore_index,
     )

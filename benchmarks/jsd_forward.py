@@ -12,8 +12,11 @@ Beside it, measured in the same process:
 - ``do_bench_ms``: median of triton.testing.do_bench (its L2 flush writes 256 MB, and the
   timed call pays for writing those dirty lines back: 12-51 us for a plain read stream of
   0.5-8 GB on an H200);
-- ``host_us_per_call``: host time to issue one call, the median of 5 batches of 100 calls
-  issued back to back while the GPU is busy (the queue never waits for it);
+- ``host_us_per_call``: host time to issue one call, the median of 15 batches of 100 calls
+  issued back to back while the GPU is busy (the queue never waits for it), and
+  ``host_us_spread``, the fastest and slowest batch; ``torch_add_host_us``: a torch
+  elementwise launch (``add_`` on a scalar) timed in the same batches, the scale to read
+  them against (the host's speed drifts between batches and runs, up to 2x);
 - ``read_roofline_ms``: the read-stream roofline, the fastest of a plain Triton kernel
   that reads both inputs once (persistent grid, a few block sizes, CUDA graph), for the
   bytes the workload must move at that read rate;
@@ -46,7 +49,7 @@ from kernelindex_sdk.reference_kernels.jsd import fused, sweep
 
 COPY_BYTES = 4 * 2**30
 HOST_CALLS = 100
-HOST_BATCHES = 5
+HOST_BATCHES = 15
 # (BLOCK, num_warps, programs per SM) tried for the read stream; the fastest counts.
 READ_CONFIGS = [(4096, 8, 4), (8192, 16, 2), (8192, 16, 4), (16384, 32, 1), (16384, 32, 2)]
 
@@ -94,35 +97,50 @@ def copy_bandwidth() -> float:
     return 2 * COPY_BYTES / (ms * 1e-3)
 
 
-def side_measures(provider: str, case: sweep.JSDCase) -> dict[str, float]:
+def host_us(
+    call: Callable[[], Any], reference: Callable[[], Any]
+) -> tuple[list[float], list[float]]:
+    """Host us per call of ``call`` and of ``reference`` in each of HOST_BATCHES batches of
+    HOST_CALLS calls each, issued while the GPU is kept busy: the two in the same batch
+    see the host at the same speed, which drifts between batches and runs."""
+    for _ in range(3):
+        call()
+        reference()
+    torch.cuda.synchronize()
+    ours, theirs = [], []
+    for _ in range(HOST_BATCHES):
+        # Keep the GPU busy first so that the calls below never wait for it to drain.
+        torch.cuda._sleep(int(100e6))
+        for fn, out in ((call, ours), (reference, theirs)):
+            start = time.perf_counter()
+            for _ in range(HOST_CALLS):
+                fn()
+            out.append((time.perf_counter() - start) / HOST_CALLS * 1e6)
+        torch.cuda.synchronize()
+    return ours, theirs
+
+
+def side_measures(provider: str, case: sweep.JSDCase) -> dict[str, Any]:
     """CUDA-graph median and host microseconds per call of ``provider`` at ``case``."""
     fn, _ = sweep._provider(provider, case)
     x, y = sweep._inputs(case, torch.device("cuda"), 0)
     x.requires_grad_(case.input_grad)
+    scalar = torch.zeros((), device="cuda")
 
     def call() -> torch.Tensor:
         with torch.set_grad_enabled(case.input_grad):
             return fn(x, y)
 
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    batches = []
-    for _ in range(HOST_BATCHES):
-        # Keep the GPU busy first so that the calls below never wait for it to drain.
-        torch.cuda._sleep(int(100e6))
-        start = time.perf_counter()
-        for _ in range(HOST_CALLS):
-            call()
-        batches.append((time.perf_counter() - start) / HOST_CALLS * 1e6)
-        torch.cuda.synchronize()
-    host_us = statistics.median(batches)
+    ours, torch_add = host_us(call, lambda: scalar.add_(1.0))
     plans = [p for p in fused._PLANS.values() if p.compiled is not None]
     return {
-        **({"direct_launch": all(p.launcher is not None for p in plans)} if plans else {}),
+        **({"direct_launch": all(p.learnt is not None for p in plans)} if plans else {}),
+        **({"raw_launch": all(bool(p.learnt and p.learnt.raw) for p in plans)} if plans else {}),
         "cudagraph_ms": _graph_ms(call),
         "do_bench_ms": float(do_bench(call, return_mode="median")),
-        "host_us_per_call": host_us,
+        "host_us_per_call": statistics.median(ours),
+        "host_us_spread": [min(ours), max(ours)],
+        "torch_add_host_us": statistics.median(torch_add),
         "read_roofline_ms": read_stream_ms(x.detach(), y),
     }
 
@@ -184,6 +202,9 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
         "Each roofline is the bytes the workload must move (read both inputs; with the",
         "gradient also write dL/dinput) at that rate. Liger computes the gradient in every",
         "forward; `torch` and `torch-compile` with dL/dinput build the autograd graph.",
+        "Host us/call: our call's host time, median of batches of calls issued while the GPU",
+        "is busy; torch add_ us: a torch elementwise launch (`add_` on a scalar) timed in the",
+        "same batches, the host's speed at that point.",
         "",
     ]
     for grad in (False, True):
@@ -193,9 +214,9 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
             "| BT x V | dtype | "
             + " | ".join(providers)
             + " | triton do_bench | read roofline | copy roofline"
-            + " | triton % of read (as called) | (graph) | host us/call |"
+            + " | triton % of read (as called) | (graph) | host us/call | torch add_ us |"
         )
-        lines += [header, "|" + " --- |" * (len(providers) + 8)]
+        lines += [header, "|" + " --- |" * (len(providers) + 9)]
         keys = sorted(
             {(r["tokens"], r["vocab"], r["dtype"]) for r in rows if r["input_grad"] is grad},
             key=lambda k: (k[2], k[0]),
@@ -214,6 +235,7 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
             called = read / ours["median_ms"] if read and "median_ms" in ours else None
             graph = read / ours["cudagraph_ms"] if read and "cudagraph_ms" in ours else None
             host = ours.get("host_us_per_call")
+            torch_add = ours.get("torch_add_host_us")
             plain = ours.get("do_bench_ms")
             tail = [
                 f"{plain:.3f}" if plain else "-",
@@ -222,6 +244,7 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
                 f"{called:.1%}" if called else "-",
                 f"{graph:.1%}" if graph else "-",
                 f"{host:.0f}" if host else "-",
+                f"{torch_add:.0f}" if torch_add else "-",
             ]
             lines.append(f"| {tokens} x {vocab} | {dtype} | " + " | ".join(cells + tail) + " |")
         lines.append("")

@@ -16,6 +16,8 @@ Three questions, one process, one GPU (a fourth, software pipelining with
    ``KI_BASELINE_FUSED``, e.g. from ``git show <commit>:src/.../fused.py``), three
    interleaved rounds: the harness's timer (read flush, CUDA events) and the CUDA-graph
    median at 1024..8192 rows, with and without the gradient, and host us per call.
+5. ``host_versus``: host us per call only, this tree against ``KI_BASELINE_FUSED``, five
+   interleaved rounds, beside a torch launch, an allocation and a no-op autograd.Function.
 
     PYTHONPATH=src python3 benchmarks/jsd_pipeline_probe.py \
         > benchmarks/results/jsd_pipeline_probe_h200.json
@@ -268,6 +270,60 @@ def host_variants() -> dict[str, list[float]]:
     return out
 
 
+def host_versus() -> dict[str, Any]:
+    """Host us per call of this tree's jsd_triton against the baseline's (as ``versus``),
+    five interleaved rounds at 1024 rows, beside the parts of a call that torch and
+    Triton cost on this host (a torch elementwise launch, a scalar allocation, a no-op
+    autograd.Function, the learnt launch alone)."""
+    impls = {"baseline": _baseline().jsd_triton, "new": jsd_triton}
+    small = torch.empty((), device="cuda")
+
+    class Noop(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: torch.Tensor) -> torch.Tensor:
+            return small
+
+        @staticmethod
+        def backward(ctx: Any, g: torch.Tensor) -> Any:
+            return None
+
+    out: dict[str, Any] = {}
+    cases = [(dtype, grad) for grad in (False, True) for dtype in (torch.float32, torch.bfloat16)]
+    inputs = {case: _inputs(1024, case[0]) for case in cases}
+    for x, _ in inputs.values():
+        x.requires_grad_()
+    for _ in range(5):
+        for dtype, grad in cases:
+            x, y = inputs[dtype, grad]
+            key = f"{str(dtype).removeprefix('torch.')}{'-grad' if grad else ''}"
+            for name, impl in impls.items():
+
+                def call(
+                    impl: Callable[..., torch.Tensor] = impl,
+                    x: torch.Tensor = x,
+                    y: torch.Tensor = y,
+                    grad: bool = grad,
+                ) -> torch.Tensor:
+                    with torch.set_grad_enabled(grad):
+                        return impl(x, y)
+
+                out.setdefault(f"{key}-{name}", []).append(_host_us(call, calls=100))
+        xg = inputs[torch.float32, True][0]
+        refs: dict[str, Callable[[], Any]] = {
+            "torch_add_": lambda: small.add_(1.0),
+            "torch_empty_scalar": lambda: torch.empty((), device="cuda"),
+            "autograd_function_noop": lambda xg=xg: Noop.apply(xg),
+        }
+        for name, fn in refs.items():
+            out.setdefault(name, []).append(_host_us(fn, calls=100))
+    out["raw_launch"] = [
+        bool(p.learnt and p.learnt.raw) for p in fused._PLANS.values() if p.compiled is not None
+    ]
+    out["direct_calls"] = [p.direct_calls for p in fused._PLANS.values()]
+    print(json.dumps(out), file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> int:
     which = sys.argv[1:] or ["host", "flush", "configs"]
     out: dict[str, Any] = {
@@ -282,6 +338,7 @@ def main() -> int:
             "configs": configs,
             "versus": versus,
             "host_variants": host_variants,
+            "host_versus": host_versus,
         }
         out[part] = parts[part]()
     json.dump(out, sys.stdout, indent=1)

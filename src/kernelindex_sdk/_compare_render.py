@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ._runs import without_collection
 from ._tables import markdown_table, spread, text_table
+from .errors import ArgumentError
 
 if TYPE_CHECKING:
     # Types only: compare imports this module to offer render().
@@ -26,7 +27,7 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
     """The comparison in one of :data:`FORMATS`, ending with a newline.
 
     Raises:
-        ValueError: for an unknown format.
+        ArgumentError: for an unknown format (it is a ValueError too).
     """
     if fmt == "json":
         # One pair per line: readable, diffable, and written by json's C encoder
@@ -37,7 +38,9 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
         return _csv(comparison)
     if fmt in ("text", "markdown"):
         return _table(comparison, markdown=fmt == "markdown")
-    raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    raise ArgumentError(
+        argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
+    )
 
 
 def _side_cell(run: Run | None) -> str:

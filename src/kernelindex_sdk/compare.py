@@ -19,6 +19,7 @@ from ._compare_render import FORMATS, pairs_as_json, render
 from ._messages import short_repr
 from ._runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
 from ._semantic import _UNITS
+from .errors import ArgumentError
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -124,10 +125,16 @@ class Pair:
 
     @property
     def run(self) -> Run:
-        """The run of a one-sided row (BASE when both are present)."""
+        """The run of a one-sided row (BASE when both are present).
+
+        Raises:
+            ArgumentError: for a Pair built with neither side (it is a ValueError too).
+        """
         run = self.base if self.base is not None else self.new
-        if run is None:  # pragma: no cover - a Pair always has a side
-            raise ValueError("a pair without runs")
+        if run is None:  # only a Pair built by hand with neither side
+            raise ArgumentError(
+                argument="base", reason="a pair without runs (base and new are None)"
+            )
         return run
 
     def slower_than(self, fraction: float) -> bool:
@@ -284,10 +291,12 @@ def compare(
 
     Raises:
         SchemaValidationError: when a record given as a model or JSON value is invalid.
-        ValueError: when ``threshold`` is negative.
+        ArgumentError: when ``threshold`` is negative or NaN (it is a ValueError too).
     """
-    if threshold < 0:
-        raise ValueError(f"threshold: expected a fraction >= 0, got {threshold!r}")
+    if not threshold >= 0:  # NaN too
+        raise ArgumentError(
+            argument="threshold", reason=f"expected a fraction >= 0, got {threshold!r}"
+        )
     base_set, new_set = run_set(base), run_set(new)
 
     keyed = _key_function(across_environments, across_protocols)

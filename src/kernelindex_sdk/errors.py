@@ -30,6 +30,7 @@ __all__ = [
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
+    "StateError",
     "TimestampError",
     "UnsupportedSourceError",
     "input_errors",
@@ -126,8 +127,10 @@ def input_errors(source: str | Path) -> Iterator[None]:
 
 @attrs.frozen(kw_only=True, auto_exc=True)
 class ArgumentError(KernelIndexError, ValueError):
-    """A library call was given an argument it cannot use: ``indent=4`` for dumps, or a
-    digest helper given ``None``, an unknown kind or an object of another kind.
+    """A library call was given an argument it cannot use: ``indent=4`` for dumps, a
+    digest helper given ``None``, an unknown kind or an object of another kind, an
+    unknown format or timer, a negative threshold or cost, or tensors that do not fit
+    a kernel's contract.
 
     It is a ValueError too, as Python's own functions raise for a bad argument.
 
@@ -141,6 +144,26 @@ class ArgumentError(KernelIndexError, ValueError):
 
     def __str__(self) -> str:
         return f"{self.argument}: {printable(self.reason)}"
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class StateError(KernelIndexError, RuntimeError):
+    """A call that the state of the process or of an object does not allow: no GPU and
+    Triton imported before ``TRITON_INTERPRET=1`` was set, so no device to run on; or
+    ``CsvFile.records()`` outside its ``with`` block.
+
+    It is a RuntimeError too, so code that caught RuntimeError from these calls still does.
+
+    Attributes:
+        call: What was called, e.g. ``select_device()``.
+        reason: What state stands in its way.
+    """
+
+    call: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.call}: {printable(self.reason)}"
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

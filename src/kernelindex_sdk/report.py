@@ -18,7 +18,7 @@ import attrs
 from ._runs import Run, RunSet, Stat, run_set, short_digest
 from ._tables import markdown_table, spread, text_table
 from .compare import environment_label
-from .errors import InputError
+from .errors import ArgumentError, InputError
 
 __all__ = [
     "FORMATS",
@@ -254,10 +254,12 @@ def render(found: list[Family], fmt: str = "text") -> str:
     """Every family as a titled table, text or Markdown, ending with a newline.
 
     Raises:
-        ValueError: for an unknown format.
+        ArgumentError: for an unknown format (it is a ValueError too).
     """
     if fmt not in FORMATS:
-        raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise ArgumentError(
+            argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
+        )
     parts = []
     for family in found:
         header, rows = table_rows(family)

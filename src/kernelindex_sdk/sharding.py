@@ -20,7 +20,7 @@ from typing import Final, TypeVar
 
 import attrs
 
-from .errors import LaunchError
+from .errors import ArgumentError, LaunchError
 
 __all__ = [
     "Launch",
@@ -76,7 +76,11 @@ class Launch:
     gpu_reason: str = ""
 
     def select(self, points: Sequence[T], *, cost: Callable[[T], float]) -> list[T]:
-        """This process's shard of ``points``, in sweep order (see :func:`partition`)."""
+        """This process's shard of ``points``, in sweep order (see :func:`partition`).
+
+        Raises:
+            ArgumentError: when a cost is negative or not finite, or the shard count < 1.
+        """
         return partition(points, self.shard.count, cost=cost)[self.shard.index]
 
     def describe(self, points: int, total: int, cost_share: float | None = None) -> str:
@@ -114,14 +118,18 @@ def partition(points: Sequence[T], count: int, *, cost: Callable[[T], float]) ->
         ``count`` lists; list ``i`` holds shard ``i``'s points.
 
     Raises:
-        ValueError: when ``count`` < 1 or a cost is negative or not finite.
+        ArgumentError: when ``count`` < 1 or a cost is negative or not finite (it is a
+            ValueError too).
     """
     if count < 1:
-        raise ValueError(f"expected at least one shard, got {count!r}")
+        raise ArgumentError(argument="count", reason=f"expected at least one shard, got {count!r}")
     costs = [float(cost(point)) for point in points]
     for point, value in zip(points, costs, strict=True):
         if not math.isfinite(value) or value < 0:
-            raise ValueError(f"expected a finite cost >= 0, got {value!r} for {point!r}")
+            raise ArgumentError(
+                argument="cost",
+                reason=f"expected a finite cost >= 0, got {value!r} for {point!r}",
+            )
     # (cost so far, points so far, shard index): the heap's least is the next to fill.
     loads = [(0.0, 0, shard) for shard in range(count)]
     owner = [0] * len(points)

@@ -249,3 +249,34 @@ def test_a_cuda_graph_replays_the_loss() -> None:
         graph.replay()
         torch.cuda.synchronize()
         torch.testing.assert_close(loss.double(), expected, rtol=1e-2, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "grad", "pattern"),
+    [("fp32", False, "none"), ("bf16", False, "half-ignored"), ("fp32", True, "most-ignored")],
+)
+def test_learnt_launches_compute_what_tritons_dispatch_computed(
+    dtype: str, grad: bool, pattern: str
+) -> None:
+    # Two inputs in turn: a launch that did nothing would leave the other's values behind
+    # (the allocator hands the same blocks back).
+    pairs = [inputs(64, 32003, dtype, seed=seed) for seed in (21, 22)]
+    labels = labels_for(pattern, 64)
+    fused._PLANS.clear()
+    got = []
+    for i in range(4):  # Triton's dispatch, learning, then the learnt launch twice
+        x, y = pairs[i % 2]
+        xt = x.detach().clone().requires_grad_(grad)
+        with torch.set_grad_enabled(grad):
+            loss = jsd_triton(xt, y, beta=0.37, labels=labels)
+        if grad:
+            loss.backward()
+        torch.cuda.synchronize()
+        got.append((loss.detach(), xt.grad))
+    (plan,) = fused._PLANS.values()
+    assert plan.direct_calls == 2
+    assert not torch.equal(got[0][0], got[1][0])
+    for jit, learnt in ((got[0], got[2]), (got[1], got[3])):
+        assert torch.equal(learnt[0], jit[0])
+        if grad:
+            assert torch.equal(learnt[1], jit[1])  # type: ignore[arg-type]

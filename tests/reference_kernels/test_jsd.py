@@ -21,6 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernelindex_sdk.errors import ArgumentError, KernelIndexError
 from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -348,32 +349,41 @@ def test_beta_zero_is_forward_kl_and_one_is_reverse_kl() -> None:
     torch.testing.assert_close(jsd_triton(x, y, beta=1.0), reverse_kl, rtol=1e-5, atol=1e-7)
 
 
+LONG = torch.long
+
+
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("call", "message"),
     [
-        (lambda x, y: (x[0], y[0]), "must be 2-D"),
-        (lambda x, y: (x, y[:, :-1]), "target shape"),
-        (lambda x, y: (x, y.double()), "dtype"),
-        (lambda x, y: (x.double(), y.double()), "float64"),
-        (lambda x, y: (x.t(), y.t()), "contiguous"),
-        (lambda x, y: (x[:0], y[:0]), "must not be empty"),
+        (lambda x, y: jsd_triton(x[0], y[0]), "input: must be 2-D"),
+        (lambda x, y: jsd_triton(x, y[:, :-1]), "target: shape"),
+        (lambda x, y: jsd_triton(x, y.double()), "target: dtype torch.float64"),
+        (lambda x, y: jsd_triton(x, y.bfloat16()), "target: dtype torch.bfloat16"),
+        (lambda x, y: jsd_triton(x.double(), y.double()), "input: .* use jsd_torch for float64"),
+        (lambda x, y: jsd_triton(x.int(), y.int()), "input: dtype torch.int32"),
+        (lambda x, y: jsd_triton(x.t(), y.t()), r"input: rows must be contiguous"),
+        (lambda x, y: jsd_triton(x, y.t().contiguous().t()), r"target: rows must be contiguous"),
+        (lambda x, y: jsd_triton(x[:0], y[:0]), "input: must not be empty"),
+        (lambda x, y: jsd_triton(x[:, :0], y[:, :0]), "input: must not be empty"),
+        (lambda x, y: jsd_triton(x, y.to("meta")), "target: on meta"),
+        (lambda x, y: jsd_triton(x, y, beta=1.5), r"beta: must be in \[0, 1\]"),
+        (lambda x, y: jsd_triton(x, y, beta=-0.0001), r"beta: must be in \[0, 1\]"),
+        (lambda x, y: jsd_triton(x, y, beta=math.nan), r"beta: must be in \[0, 1\], got nan"),
+        (lambda x, y: jsd_triton(x, y, labels=torch.zeros(4, dtype=LONG)), "labels: must have"),
+        (lambda x, y: jsd_triton(x, y, labels=torch.zeros(3)), "labels: must be integers"),
+        (
+            lambda x, y: jsd_triton(x, y, labels=torch.zeros(3, dtype=LONG, device="meta")),
+            "labels: on meta",
+        ),
     ],
 )
-def test_bad_inputs_raise_value_error(change: Any, message: str) -> None:
+@pytest.mark.parametrize("grad", [False, True])
+def test_bad_inputs_raise_an_argument_error(call: Any, message: str, grad: bool) -> None:
     x, y = inputs(3, 64, "fp32")
-    a, b = change(x, y)
-    with pytest.raises(ValueError, match=message):
-        jsd_triton(a, b)
-
-
-def test_bad_beta_and_labels_raise_value_error() -> None:
-    x, y = inputs(3, 64, "fp32")
-    with pytest.raises(ValueError, match="beta must be in"):
-        jsd_triton(x, y, beta=1.5)
-    with pytest.raises(ValueError, match="labels must have shape"):
-        jsd_triton(x, y, labels=torch.zeros(4, dtype=torch.long, device=DEVICE))
-    with pytest.raises(ValueError, match="labels must be integers"):
-        jsd_triton(x, y, labels=torch.zeros(3, device=DEVICE))
+    with pytest.raises(ArgumentError, match=message) as caught:
+        call(x.requires_grad_(grad), y)
+    assert isinstance(caught.value, KernelIndexError)
+    assert isinstance(caught.value, ValueError)
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="the interpreter check only applies without a GPU")

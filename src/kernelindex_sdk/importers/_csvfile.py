@@ -19,7 +19,7 @@ from typing import IO, Final
 
 import attrs
 
-from ..errors import InputError
+from ..errors import InputError, StateError
 
 __all__ = ["MAX_LINE_CHARS", "BadRecord", "CsvFile", "Record"]
 
@@ -128,9 +128,10 @@ class CsvFile:
 
         Raises:
             InputError: when reading fails.
+            StateError: when called outside the ``with`` block (it is a RuntimeError too).
         """
         if self._handle is None:
-            raise RuntimeError("CsvFile.records() outside its with block")
+            raise StateError(call="CsvFile.records()", reason="called outside its with block")
         if self._encoding is not None:
             yield BadRecord(1, f"the file is {self._encoding} text; expected UTF-8", True)
             return

@@ -21,6 +21,7 @@ import torch
 from .. import __version__, _names, digest, load_record
 from .._schemas import API_VERSION as API
 from ..convert import format_observed_at
+from ..errors import ArgumentError
 from ..models import RecordBundle
 from ..validation import check
 from .environment import environment_spec, volatile_annotations
@@ -67,10 +68,12 @@ def protocol_spec(
     """Return the BenchmarkProtocol spec the harness follows on ``device`` with ``timer``.
 
     Raises:
-        ValueError: for a timer not in :data:`TIMERS`.
+        ArgumentError: for a timer not in :data:`TIMERS` (it is a ValueError too).
     """
     if timer not in TIMERS:
-        raise ValueError(f"unknown timer {timer!r}; expected one of {', '.join(TIMERS)}")
+        raise ArgumentError(
+            argument="timer", reason=f"unknown timer {timer!r}; expected one of {', '.join(TIMERS)}"
+        )
     harness = {"name": "kernelindex-sdk harness", "version": __version__, "repository": REPOSITORY}
     correctness = {
         "method": "allclose",
@@ -259,7 +262,7 @@ def bench(
         harness itself is recorded as such, never blamed on ``fn``.
 
     Raises:
-        ValueError: for a timer not in :data:`TIMERS`.
+        ArgumentError: for a timer not in :data:`TIMERS` (it is a ValueError too).
     """
     if device is None:
         device = (

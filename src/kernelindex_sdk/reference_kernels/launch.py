@@ -216,6 +216,8 @@ def prepare_jsd(
         LaunchError: for a bad ``--shard``, ``--devices`` or launcher variable, or an
             output without ``{rank}`` under a launcher of several processes.
         SweepOptionError: for an unusable sweep option.
+        StateError: when there is no GPU and Triton was imported before
+            ``TRITON_INTERPRET=1`` was set (from ``device.select_device()``).
     """
     env = os.environ if environ is None else environ
     launch = detect_launch(shard, env)

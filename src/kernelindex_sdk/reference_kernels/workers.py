@@ -28,7 +28,7 @@ from typing import Any, Final, Generic, TypeVar
 import attrs
 
 from ..convert import dumps, load_record
-from ..errors import KernelIndexError, LaunchError
+from ..errors import ArgumentError, KernelIndexError, LaunchError
 from ..sharding import partition
 
 __all__ = ["Device", "Finished", "cuda_devices", "parse_devices", "run_on_devices"]
@@ -231,11 +231,13 @@ def run_on_devices(
         One :class:`Finished` per record, in the order they arrive.
 
     Raises:
+        ArgumentError: for no devices, or a cost that is negative or not finite (it is
+            a ValueError too).
         KeyboardInterrupt: after an interrupt, once the workers are stopped and every
             record they had sent is yielded.
     """
     if not devices:
-        raise ValueError("expected at least one device")
+        raise ArgumentError(argument="devices", reason="expected at least one device")
     shares = partition(points, len(devices), cost=cost or (lambda _: 1.0))
     ctx = multiprocessing.get_context("spawn")
     blob = pickle.dumps(worker)

@@ -25,6 +25,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
+from ...errors import ArgumentError
 from .reference import check_jsd_inputs
 
 __all__ = ["KernelConfig", "jsd_triton", "kernel_config"]
@@ -51,6 +52,8 @@ LEAN: Final = 4
 TL: Final = 0
 PTX: Final = 1
 LIBDEVICE: Final = 2
+#: The dtypes the kernel takes (jsd_torch also takes float64).
+_KERNEL_DTYPES: Final = (torch.float32, torch.bfloat16, torch.float16)
 #: (FORM, OPS) of float32 and of bf16/fp16 on CUDA; benchmarks/jsd_math_probe.py measures
 #: the choices.
 FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
@@ -563,14 +566,31 @@ class _Plan:
     math: tuple[int, int]
     #: What the kernel's sums are in, times the loss (`_loss_unit`).
     unit: float
+    #: The last call's beta and BT, and the kernel's scalar arguments for them (the rest
+    #: is fixed by the plan's key; BT is not where the rows are one flat row of BT x V).
+    scalars: tuple[float, int, tuple[Any, ...]] = (float("nan"), 0, ())
     compiled: Any = None
-    # How many trailing arguments Triton's launcher takes: every parameter, or only the
-    # non-constexpr ones (it differs between Triton versions); learnt on the second call.
-    launcher_takes_constexprs: bool | None = None
-    launcher: Callable[..., Any] | None = None
+    #: How calls after the first two launch, learnt on the second (`_learn_launcher`); set
+    #: once, whole, so that a thread never sees half of it.
+    learnt: _Learnt | None = None
     jit_only: bool = False
-    #: Calls launched through the compiled kernel's own launcher (benchmarks report it).
+    #: Calls launched through ``learnt`` (benchmarks report it).
     direct_calls: int = 0
+
+
+@attrs.frozen
+class _Learnt:
+    """A launch of one plan's compiled kernel without Triton's dispatch:
+    ``call(*prefix, *args)``, or ``call(*prefix, args)`` when ``args_as_tuple``."""
+
+    call: Callable[..., Any]
+    prefix: tuple[Any, ...]
+    args_as_tuple: bool
+    #: Whether the constexprs' values follow the other arguments (it differs between
+    #: Triton versions).
+    with_constexprs: bool
+    #: Whether ``call`` is the launcher's C entry point itself (not its Python wrapper).
+    raw: bool
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -641,9 +661,16 @@ def _flat(stride_x: int, stride_y: int, v: int, labels: torch.Tensor | None) -> 
     return labels is None and stride_x == v and stride_y == v
 
 
+# What Triton's torch-backed driver calls for the current stream, without the lookups
+# through triton.runtime.driver on every call.
+_RAW_STREAM: Final = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _stream(device: torch.device) -> int:
     if device.type != "cuda":
         return 0
+    if _RAW_STREAM is not None:
+        return int(_RAW_STREAM(device.index))
     return int(triton.runtime.driver.active.get_current_stream(device.index))
 
 
@@ -655,16 +682,40 @@ def _launch(
     ignore_index: int,
     compute_grad: bool,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    check_jsd_inputs(input, target, beta, labels)
-    if input.dtype == torch.float64:
-        raise ValueError("jsd_triton takes float32, bfloat16 or float16; use jsd_torch for float64")
-    device = input.device
+    shape, dtype, device = input.shape, input.dtype, input.device
+    # A call that passes these cheap tests passes check_jsd_inputs; any other is checked in
+    # full, for its message (or, with labels, for theirs).
+    if (
+        labels is not None
+        or dtype not in _KERNEL_DTYPES
+        or target.dtype != dtype
+        or target.shape != shape
+        or target.device != device
+        or len(shape) != 2
+        or not shape[0]
+        or not shape[1]
+        or not 0.0 <= beta <= 1.0
+    ):
+        check_jsd_inputs(input, target, beta, labels)
+        if dtype not in _KERNEL_DTYPES:
+            raise ArgumentError(
+                argument="input",
+                reason=f"jsd_triton takes float32, bfloat16 or float16, got {dtype};"
+                " use jsd_torch for float64",
+            )
     if device.type != "cuda" and not _INTERPRET:
-        raise ValueError(f"jsd_triton needs CUDA tensors (or TRITON_INTERPRET=1), got {device}")
+        raise ArgumentError(
+            argument="input",
+            reason=f"jsd_triton needs CUDA tensors (or TRITON_INTERPRET=1), got {device}",
+        )
     sx, sy = input.stride(), target.stride()
     if sx[1] != 1 or sy[1] != 1:
-        raise ValueError("input and target rows must be contiguous (stride 1 along V)")
-    bt, v = input.shape
+        which, got = ("input", sx) if sx[1] != 1 else ("target", sy)
+        raise ArgumentError(
+            argument=which,
+            reason=f"rows must be contiguous (stride 1 along V), got strides {got}",
+        )
+    bt, v = shape
     # new_empty skips parsing a device argument: host time on every call.
     dx = input.new_empty((bt, v)) if compute_grad else None
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
@@ -707,21 +758,26 @@ def _launch(
             device, input.dtype, rows, cols, beta_mode, has_labels, compute_grad
         )
     loss = input.new_empty(())
-    scalars = (
-        rows,
-        cols,
-        strides[0],
-        strides[1],
-        strides[2],
-        beta,
-        math.log2(beta) if beta_mode == 2 else 0.0,
-        math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
-        plan.unit,
-        1.0 / bt,
-        ignore_index,
-    )
-    launcher = plan.launcher
-    if launcher is not None and not _hooks_set():
+    # One tuple holds beta, BT and the arguments made from them, so threads that share the
+    # plan read a matching set.
+    last_beta, last_bt, scalars = plan.scalars
+    if beta != last_beta or bt != last_bt:
+        scalars = (
+            rows,
+            cols,
+            strides[0],
+            strides[1],
+            strides[2],
+            beta,
+            math.log2(beta) if beta_mode == 2 else 0.0,
+            math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
+            plan.unit,
+            1.0 / bt,
+            ignore_index,
+        )
+        plan.scalars = (beta, bt, scalars)
+    learnt = plan.learnt
+    if learnt is not None and not _hooks_set():
         pointers = (
             x_ptr,
             y_ptr,
@@ -730,7 +786,7 @@ def _launch(
             *plan.buffer_ptrs,
             loss.data_ptr(),
         )
-        _launch_direct(plan, launcher, stream, (*pointers, *scalars))
+        _launch_direct(plan, learnt, (*pointers, *scalars))
     else:
         tensors = (
             input,
@@ -745,32 +801,22 @@ def _launch(
     return loss, dx
 
 
-def _launch_direct(
-    plan: _Plan, launcher: Callable[..., Any], stream: int, args: tuple[Any, ...]
-) -> None:
-    """Launch through the compiled kernel's own launcher (microseconds, not the tens of
-    Triton's JIT dispatch); ``args`` passes every pointer as an int."""
-    compiled = plan.compiled
-    tail = (*args, *plan.constexprs.values()) if plan.launcher_takes_constexprs else args
-    launcher(
-        plan.programs,
-        1,
-        1,
-        stream,
-        compiled.function,
-        compiled.packed_metadata,
-        None,
-        None,
-        None,
-        *tail,
-    )
+def _launch_direct(plan: _Plan, learnt: _Learnt, args: tuple[Any, ...]) -> None:
+    """Launch as `_learn_launcher` learnt (microseconds, not the tens of Triton's JIT
+    dispatch); ``args`` passes every pointer as an int."""
+    if learnt.with_constexprs:
+        args = (*args, *plan.constexprs.values())
+    if learnt.args_as_tuple:
+        learnt.call(*learnt.prefix, args)
+    else:
+        learnt.call(*learnt.prefix, *args)
     plan.direct_calls += 1
 
 
 def _run(plan: _Plan, args: tuple[Any, ...]) -> None:
-    """Launch through Triton's JIT dispatch; on the second call, learn the compiled
-    kernel's launcher for :func:`_launch_direct`."""
-    if plan.compiled is not None and plan.launcher is None and not plan.jit_only:
+    """Launch through Triton's JIT dispatch; on the second call, learn how to launch the
+    compiled kernel without it (:func:`_launch_direct`)."""
+    if plan.compiled is not None and plan.learnt is None and not plan.jit_only:
         _learn_launcher(plan, args)
         return
     kernel = jsd_fwd_kernel[(plan.programs,)](
@@ -780,31 +826,105 @@ def _run(plan: _Plan, args: tuple[Any, ...]) -> None:
         plan.compiled = kernel
 
 
+#: Leading arguments of Triton's launcher (``compiled.run``) before the kernel's own: grid
+#: x, y, z, stream, function, packed metadata, launch metadata, enter and exit hooks.
+_RUN_LEADING: Final = 9
+
+
 def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
-    """Launch once through Triton, watching how many arguments its launcher gets."""
+    """Launch once through Triton, watching what its launcher and the launcher's C entry
+    point get; keep the shortest way to repeat that launch that reproduces it exactly.
+
+    Triton's launcher (``compiled.run``) is a Python wrapper: it allocates scratch
+    buffers when the kernel needs them, then calls its C ``launch`` with the grid, stream
+    and function, flags and metadata, and the kernel's arguments. When the kernel needs
+    no scratch, everything before the kernel's arguments is the same on every call with
+    this plan (one grid, one stream, no hooks): the C entry point is then called with
+    that prefix directly, a few us less host time per call. Any launcher that does not
+    fit this pattern keeps the wrapper, and an unknown wrapper Triton's own dispatch.
+    """
+    if _hooks_set():  # the hooks would be learnt into the prefix
+        _run_jit(plan, args)
+        return
     compiled = plan.compiled
     # Triton 3.6 keeps the launcher in `run`; later versions in `_run` behind a property.
     slot = "_run" if hasattr(compiled, "_run") else "run"
-    original: Callable[..., Any] = getattr(compiled, slot)
-    seen: list[int] = []
+    wrapper: Any = getattr(compiled, slot)
+    entry: Any = getattr(wrapper, "launch", None)
+    own_entry = "launch" in getattr(wrapper, "__dict__", {})
+    runs: list[tuple[Any, ...]] = []
+    entries: list[tuple[Any, ...]] = []
 
-    def spy(*launch_args: Any) -> Any:
-        seen.append(len(launch_args) - 9)
-        return original(*launch_args)
+    def spy_run(*launch_args: Any) -> Any:
+        runs.append(launch_args)
+        return wrapper(*launch_args)
 
-    setattr(compiled, slot, spy)
+    def spy_entry(*entry_args: Any) -> Any:
+        entries.append(entry_args)
+        return entry(*entry_args)
+
+    setattr(compiled, slot, spy_run)
+    watch_entry = own_entry and callable(entry)
+    if watch_entry:
+        wrapper.launch = spy_entry
     try:
-        jsd_fwd_kernel[(plan.programs,)](*args, **plan.constexprs, num_warps=plan.config.num_warps)
+        _run_jit(plan, args)
     finally:
-        setattr(compiled, slot, original)
-    if seen and seen[0] == len(args) + len(plan.constexprs):
-        plan.launcher_takes_constexprs = True
-    elif seen and seen[0] == len(args):
-        plan.launcher_takes_constexprs = False
-    else:  # an unknown launcher: keep Triton's own dispatch
+        setattr(compiled, slot, wrapper)
+        if watch_entry:
+            wrapper.launch = entry
+    if len(runs) != 1:
         plan.jit_only = True
         return
-    plan.launcher = original
+    prefix, tail = runs[0][:_RUN_LEADING], runs[0][_RUN_LEADING:]
+    with_constexprs = _same(tail, (*args, *plan.constexprs.values()))
+    if not with_constexprs and not _same(tail, args):  # unknown: keep Triton's dispatch
+        plan.jit_only = True
+        return
+    learnt = _Learnt(wrapper, prefix, False, with_constexprs, raw=False)
+    if len(entries) == 1 and _no_scratch(wrapper):
+        learnt = _entry_launch(learnt, entry, entries[0], tail) or learnt
+    plan.learnt = learnt
+
+
+def _run_jit(plan: _Plan, args: tuple[Any, ...]) -> None:
+    jsd_fwd_kernel[(plan.programs,)](*args, **plan.constexprs, num_warps=plan.config.num_warps)
+
+
+def _same(seen: tuple[Any, ...], sent: tuple[Any, ...]) -> bool:
+    """Whether a launcher got exactly ``sent``: the same tensors, equal other values."""
+    return len(seen) == len(sent) and all(
+        a is b or (type(a) is type(b) and not isinstance(a, torch.Tensor) and a == b)
+        for a, b in zip(seen, sent, strict=True)
+    )
+
+
+def _no_scratch(wrapper: Any) -> bool:
+    # A kernel with scratch memory gets a fresh buffer on every call: not a fixed prefix.
+    return (
+        getattr(wrapper, "global_scratch_size", 1) == 0
+        and getattr(wrapper, "profile_scratch_size", 1) == 0
+        and not getattr(wrapper, "gsan_enabled", False)
+    )
+
+
+def _entry_launch(
+    wrapped: _Learnt, entry: Any, seen: tuple[Any, ...], tail: tuple[Any, ...]
+) -> _Learnt | None:
+    """The launch through the C entry point, when its call was a prefix plus the kernel's
+    arguments (as one tuple, or spread) that the wrapper would send again unchanged."""
+    if seen and isinstance(seen[-1], tuple) and _same(seen[-1], tail):
+        prefix, as_tuple = seen[:-1], True
+    elif len(seen) >= len(tail) and _same(seen[len(seen) - len(tail) :], tail):
+        prefix, as_tuple = seen[: len(seen) - len(tail)], False
+    else:
+        return None
+    if prefix[:5] != wrapped.prefix[:5]:  # not the grid, stream and function it was given
+        return None
+    # Anything the wrapper made for this one call (a tensor, a buffer) must not be kept.
+    if any(isinstance(a, torch.Tensor) for a in prefix):
+        return None
+    return _Learnt(entry, prefix, as_tuple, wrapped.with_constexprs, raw=True)
 
 
 def config_for(
@@ -920,7 +1040,8 @@ def jsd_triton(
         A scalar in ``input``'s dtype, accumulated in float32.
 
     Raises:
-        ValueError: for shapes, dtypes, devices, strides or a beta the kernel does not take.
+        ArgumentError: (a ValueError) for shapes, dtypes, devices, strides or a beta the
+            kernel does not take; the message starts with the argument it names.
     """
     if input.requires_grad and torch.is_grad_enabled():
         out: torch.Tensor = _apply(input, target, beta, labels, ignore_index)

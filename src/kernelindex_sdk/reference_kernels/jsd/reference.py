@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import torch
 
+from ...errors import ArgumentError
+
 __all__ = ["check_jsd_inputs", "jsd_torch"]
 
 SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
@@ -23,30 +25,52 @@ SUPPORTED_DTYPES = (torch.float32, torch.bfloat16, torch.float16, torch.float64)
 def check_jsd_inputs(
     input: torch.Tensor, target: torch.Tensor, beta: float, labels: torch.Tensor | None
 ) -> None:
-    """Raise ValueError unless the arguments fit the JSD loss's contract."""
+    """Check that the arguments fit the JSD loss's contract.
+
+    Raises:
+        ArgumentError: naming the first argument that does not fit (``input``,
+            ``target``, ``beta`` or ``labels``); it is a ValueError too.
+    """
     if input.ndim != 2:
-        raise ValueError(f"input must be 2-D (BT, V), got shape {tuple(input.shape)}")
+        raise ArgumentError(
+            argument="input", reason=f"must be 2-D (BT, V), got shape {tuple(input.shape)}"
+        )
     if input.shape[0] == 0 or input.shape[1] == 0:
-        raise ValueError(f"input must not be empty, got shape {tuple(input.shape)}")
+        raise ArgumentError(
+            argument="input", reason=f"must not be empty, got shape {tuple(input.shape)}"
+        )
     if target.shape != input.shape:
-        raise ValueError(f"target shape {tuple(target.shape)} != input shape {tuple(input.shape)}")
+        raise ArgumentError(
+            argument="target",
+            reason=f"shape {tuple(target.shape)} != input shape {tuple(input.shape)}",
+        )
     if input.dtype != target.dtype:
-        raise ValueError(f"input dtype {input.dtype} != target dtype {target.dtype}")
+        raise ArgumentError(
+            argument="target", reason=f"dtype {target.dtype} != input dtype {input.dtype}"
+        )
     if input.dtype not in SUPPORTED_DTYPES:
-        raise ValueError(f"dtype {input.dtype} is not supported; use float32, bfloat16 or float16")
+        raise ArgumentError(
+            argument="input",
+            reason=f"dtype {input.dtype} is not supported; use float32, bfloat16 or float16",
+        )
     if input.device != target.device:
-        raise ValueError(f"input on {input.device}, target on {target.device}")
+        raise ArgumentError(
+            argument="target", reason=f"on {target.device}, input on {input.device}"
+        )
     if not 0.0 <= beta <= 1.0:
-        raise ValueError(f"beta must be in [0, 1], got {beta!r}")
+        raise ArgumentError(argument="beta", reason=f"must be in [0, 1], got {beta!r}")
     if labels is not None:
         if labels.shape != input.shape[:1]:
-            raise ValueError(
-                f"labels must have shape ({input.shape[0]},), got {tuple(labels.shape)}"
+            raise ArgumentError(
+                argument="labels",
+                reason=f"must have shape ({input.shape[0]},), got {tuple(labels.shape)}",
             )
         if labels.dtype.is_floating_point or labels.dtype == torch.bool:
-            raise ValueError(f"labels must be integers, got {labels.dtype}")
+            raise ArgumentError(argument="labels", reason=f"must be integers, got {labels.dtype}")
         if labels.device != input.device:
-            raise ValueError(f"labels on {labels.device}, input on {input.device}")
+            raise ArgumentError(
+                argument="labels", reason=f"on {labels.device}, input on {input.device}"
+            )
 
 
 def jsd_torch(
@@ -68,6 +92,10 @@ def jsd_torch(
 
     Returns:
         A scalar in ``input``'s dtype, computed in float32 (float64 for float64 input).
+
+    Raises:
+        ArgumentError: for shapes, dtypes, devices, a beta or labels the loss does not
+            take (it is a ValueError too).
     """
     check_jsd_inputs(input, target, beta, labels)
     compute = torch.promote_types(input.dtype, torch.float32)

@@ -16,7 +16,7 @@ import attrs
 import torch
 
 from ... import __version__
-from ...errors import InputError
+from ...errors import ArgumentError, InputError
 from ...models import RecordBundle
 from .. import harness
 from . import fused, reference
@@ -60,6 +60,21 @@ PROVIDERS: Final = ("torch", "torch-compile", "triton", "liger")
 _REFERENCE_ROWS: Final = 256
 
 
+_SIZES: Final = "an integer in [1, 2^53 - 1]"
+
+
+def _checked(ok: Callable[[Any], bool], expected: str) -> Callable[[Any, Any, Any], None]:
+    """An attrs validator raising ArgumentError (named by the field) unless ``ok(value)``."""
+
+    def validate(_: Any, attribute: Any, value: Any) -> None:
+        if not ok(value):
+            raise ArgumentError(
+                argument=attribute.name, reason=f"expected {expected}, got {value!r}"
+            )
+
+    return validate
+
+
 #: Default sweeps: the kernel issue's points on a GPU; small shapes on the CPU, where
 #: Triton runs in its interpreter (tens of ms a call).
 @attrs.frozen
@@ -79,13 +94,33 @@ CPU_DEFAULTS: Final = SweepDefaults(tokens=(4, 16), vocab=(256,), dtypes=("fp32"
 
 @attrs.frozen
 class JSDCase:
-    """One sweep point: shape, dtype, beta, and whether the forward also yields dL/dinput."""
+    """One sweep point: shape, dtype, beta, and whether the forward also yields dL/dinput.
 
-    tokens: int
-    vocab: int
-    dtype: str
-    beta: float = 0.5
-    input_grad: bool = False
+    Raises:
+        ArgumentError: (a ValueError) when built with a field the sweep cannot run or a
+            record cannot hold: sizes outside [1, 2^53 - 1], a dtype not in :data:`DTYPES`,
+            a beta outside [0, 1], an ``input_grad`` that is not a bool.
+    """
+
+    tokens: int = attrs.field(
+        validator=_checked(lambda v: type(v) is int and 1 <= v <= MAX_SAFE_INTEGER, _SIZES)
+    )
+    vocab: int = attrs.field(
+        validator=_checked(lambda v: type(v) is int and 1 <= v <= MAX_SAFE_INTEGER, _SIZES)
+    )
+    dtype: str = attrs.field(
+        validator=_checked(lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}")
+    )
+    beta: float = attrs.field(
+        default=0.5,
+        validator=_checked(
+            lambda v: type(v) is not bool and isinstance(v, (int, float)) and 0.0 <= v <= 1.0,
+            "a number in [0, 1]",
+        ),
+    )
+    input_grad: bool = attrs.field(
+        default=False, validator=_checked(lambda v: type(v) is bool, "True or False")
+    )
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -373,6 +408,9 @@ def run_case(
 
     With ``case.input_grad`` the check covers dL/dinput as well as the loss (against
     float64 autograd, :data:`GRAD_TOLERANCES`); the timed call is the forward alone.
+
+    Raises:
+        ArgumentError: for a timer not in :data:`harness.TIMERS` (it is a ValueError too).
     """
     title = f"Jensen-Shannon divergence loss · {name} · forward"
     labels = {"kernelindex.dev/sweep": "jsd-forward"}

@@ -274,7 +274,7 @@ def host_versus() -> dict[str, Any]:
     """Host us per call of this tree's jsd_triton against the baseline's (as ``versus``),
     five interleaved rounds at 1024 rows, beside the parts of a call that torch and
     Triton cost on this host (a torch elementwise launch, a scalar allocation, a no-op
-    autograd.Function, the learnt launch alone)."""
+    autograd.Function)."""
     impls = {"baseline": _baseline().jsd_triton, "new": jsd_triton}
     small = torch.empty((), device="cuda")
 

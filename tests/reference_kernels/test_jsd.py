@@ -372,6 +372,12 @@ LONG = torch.long
         (lambda x, y: jsd_triton(x, y, labels=torch.zeros(4, dtype=LONG)), "labels: must have"),
         (lambda x, y: jsd_triton(x, y, labels=torch.zeros(3)), "labels: must be integers"),
         (
+            lambda x, y: jsd_triton(x, y, labels=torch.zeros(3, dtype=torch.complex64)),
+            "labels: must be integers",
+        ),
+        (lambda x, y: jsd_triton(x, y, ignore_index=-100.0), "ignore_index: expected an integer"),
+        (lambda x, y: jsd_triton(x, y, ignore_index=None), "ignore_index: expected an integer"),
+        (
             lambda x, y: jsd_triton(x, y, labels=torch.zeros(3, dtype=LONG, device="meta")),
             "labels: on meta",
         ),
@@ -384,6 +390,37 @@ def test_bad_inputs_raise_an_argument_error(call: Any, message: str, grad: bool)
         call(x.requires_grad_(grad), y)
     assert isinstance(caught.value, KernelIndexError)
     assert isinstance(caught.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.tensor([1, -100, 2, -100, -100, 5, -100, 7, 3, 3, -100, 4])[::2],
+        lambda: torch.tensor([-100]).expand(6),
+        lambda: torch.tensor([[0, 1], [2, -100], [-100, 5], [6, 7], [-100, 9], [1, 2]]).t()[1],
+    ],
+    ids=["every-other", "stride-0", "a-column"],
+)
+def test_labels_of_any_stride_are_read_as_given(make: Any) -> None:
+    x, y = inputs(6, 129, "fp32")
+    labels = make().to(DEVICE)
+    assert labels.stride(0) != 1
+    torch.testing.assert_close(
+        jsd_triton(x, y, beta=0.37, labels=labels).double(),
+        jsd_torch(x.double(), y.double(), beta=0.37, labels=labels),
+        rtol=2e-6,
+        atol=1e-7,
+    )
+
+
+def test_an_int_beta_and_a_numpy_index_are_taken_as_they_read() -> None:
+    np = pytest.importorskip("numpy")
+    x, y = inputs(3, 64, "fp32")
+    labels = torch.tensor([0, -7, 2], device=DEVICE)
+    expected = jsd_torch(x.double(), y.double(), beta=1.0, labels=labels, ignore_index=-7)
+    for beta in (1, 1.0, np.float32(1.0), 1):
+        got = jsd_triton(x, y, beta=beta, labels=labels, ignore_index=np.int64(-7))
+        torch.testing.assert_close(got.double(), expected, rtol=2e-6, atol=1e-7)
 
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="the interpreter check only applies without a GPU")

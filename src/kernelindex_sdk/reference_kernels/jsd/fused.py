@@ -15,7 +15,9 @@ time, so two processes run the same code on the same inputs.
 from __future__ import annotations
 
 import math
+import operator
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -573,6 +575,7 @@ class _Plan:
     #: How calls after the first two launch, learnt on the second (`_learn_launcher`); set
     #: once, whole, so that a thread never sees half of it.
     learnt: _Learnt | None = None
+    learn_tries: int = 0
     jit_only: bool = False
     #: Calls launched through ``learnt`` (benchmarks report it).
     direct_calls: int = 0
@@ -695,6 +698,7 @@ def _launch(
         or not shape[0]
         or not shape[1]
         or not 0.0 <= beta <= 1.0
+        or type(ignore_index) is not int
     ):
         check_jsd_inputs(input, target, beta, labels)
         if dtype not in _KERNEL_DTYPES:
@@ -703,6 +707,15 @@ def _launch(
                 reason=f"jsd_triton takes float32, bfloat16 or float16, got {dtype};"
                 " use jsd_torch for float64",
             )
+        try:
+            ignore_index = operator.index(ignore_index)
+        except TypeError:
+            raise ArgumentError(
+                argument="ignore_index", reason=f"expected an integer, got {ignore_index!r}"
+            ) from None
+        if labels is not None:
+            # The kernel reads row i's label at labels + i.
+            labels = labels.contiguous()
     if device.type != "cuda" and not _INTERPRET:
         raise ArgumentError(
             argument="input",
@@ -762,6 +775,9 @@ def _launch(
     # plan read a matching set.
     last_beta, last_bt, scalars = plan.scalars
     if beta != last_beta or bt != last_bt:
+        # A float whatever the caller passed (an int, a NumPy float): Triton compiles an
+        # int argument as one, and the learnt launch would get the other kind later.
+        beta = float(beta)
         scalars = (
             rows,
             cols,
@@ -843,15 +859,32 @@ def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
     that prefix directly, a few us less host time per call. Any launcher that does not
     fit this pattern keeps the wrapper, and an unknown wrapper Triton's own dispatch.
     """
-    if _hooks_set():  # the hooks would be learnt into the prefix
+    # The spies replace attributes of objects that Triton shares between plans and
+    # threads: one thread at a time watches, and the others launch through Triton (the
+    # spies pass their calls on) and learn on a later call. Hooks would be learnt into
+    # the prefix.
+    if _hooks_set() or not _LEARNING.acquire(blocking=False):
         _run_jit(plan, args)
         return
+    try:
+        _watch_and_learn(plan, args)
+    finally:
+        _LEARNING.release()
+
+
+_LEARNING: Final = threading.Lock()
+#: Learning runs that saw other launches of the same kernel (another thread's) before a
+#: plan gives up and keeps what it has: Triton's dispatch, or the wrapper.
+_LEARN_TRIES: Final = 3
+
+
+def _watch_and_learn(plan: _Plan, args: tuple[Any, ...]) -> None:
     compiled = plan.compiled
     # Triton 3.6 keeps the launcher in `run`; later versions in `_run` behind a property.
     slot = "_run" if hasattr(compiled, "_run") else "run"
     wrapper: Any = getattr(compiled, slot)
     entry: Any = getattr(wrapper, "launch", None)
-    own_entry = "launch" in getattr(wrapper, "__dict__", {})
+    watch_entry = "launch" in getattr(wrapper, "__dict__", {}) and callable(entry)
     runs: list[tuple[Any, ...]] = []
     entries: list[tuple[Any, ...]] = []
 
@@ -863,18 +896,19 @@ def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
         entries.append(entry_args)
         return entry(*entry_args)
 
-    setattr(compiled, slot, spy_run)
-    watch_entry = own_entry and callable(entry)
-    if watch_entry:
-        wrapper.launch = spy_entry
     try:
+        setattr(compiled, slot, spy_run)
+        if watch_entry:
+            wrapper.launch = spy_entry
         _run_jit(plan, args)
     finally:
         setattr(compiled, slot, wrapper)
         if watch_entry:
             wrapper.launch = entry
-    if len(runs) != 1:
-        plan.jit_only = True
+    plan.learn_tries += 1
+    last_try = plan.learn_tries >= _LEARN_TRIES
+    if len(runs) != 1:  # another launch of this kernel went through meanwhile
+        plan.jit_only = last_try
         return
     prefix, tail = runs[0][:_RUN_LEADING], runs[0][_RUN_LEADING:]
     with_constexprs = _same(tail, (*args, *plan.constexprs.values()))
@@ -882,8 +916,11 @@ def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
         plan.jit_only = True
         return
     learnt = _Learnt(wrapper, prefix, False, with_constexprs, raw=False)
-    if len(entries) == 1 and _no_scratch(wrapper):
-        learnt = _entry_launch(learnt, entry, entries[0], tail) or learnt
+    if watch_entry and _no_scratch(wrapper):
+        if len(entries) != 1 and not last_try:
+            return
+        if len(entries) == 1:
+            learnt = _entry_launch(learnt, entry, entries[0], tail) or learnt
     plan.learnt = learnt
 
 
@@ -1033,8 +1070,9 @@ def jsd_triton(
             contiguous (any row stride).
         target: Teacher log-probabilities, same shape and dtype.
         beta: Weight of P in the mixture M, in [0, 1].
-        labels: Optional (BT,) integer labels; rows labelled ``ignore_index`` are left out.
-        ignore_index: The label value of rows to leave out.
+        labels: Optional (BT,) integer labels, any stride; rows labelled ``ignore_index``
+            are left out.
+        ignore_index: The label value of rows to leave out (an integer).
 
     Returns:
         A scalar in ``input``'s dtype, accumulated in float32.

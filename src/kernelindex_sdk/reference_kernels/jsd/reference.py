@@ -65,7 +65,7 @@ def check_jsd_inputs(
                 argument="labels",
                 reason=f"must have shape ({input.shape[0]},), got {tuple(labels.shape)}",
             )
-        if labels.dtype.is_floating_point or labels.dtype == torch.bool:
+        if labels.dtype.is_floating_point or labels.dtype.is_complex or labels.dtype == torch.bool:
             raise ArgumentError(argument="labels", reason=f"must be integers, got {labels.dtype}")
         if labels.device != input.device:
             raise ArgumentError(

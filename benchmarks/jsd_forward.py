@@ -13,7 +13,7 @@ Beside it, measured in the same process:
   timed call pays for writing those dirty lines back: 12-51 us for a plain read stream of
   0.5-8 GB on an H200);
 - ``host_us_per_call``: host time to issue one call, the median of 15 batches of 100 calls
-  issued back to back while the GPU is busy (the queue never waits for it), and
+  issued back to back while the GPU is kept busy (so the calls do not wait for it), and
   ``host_us_spread``, the fastest and slowest batch; ``torch_add_host_us``: a torch
   elementwise launch (``add_`` on a scalar) timed in the same batches, the scale to read
   them against (the host's speed drifts between batches and runs, up to 2x);
@@ -98,26 +98,27 @@ def copy_bandwidth() -> float:
 
 
 def host_us(
-    call: Callable[[], Any], reference: Callable[[], Any]
-) -> tuple[list[float], list[float]]:
-    """Host us per call of ``call`` and of ``reference`` in each of HOST_BATCHES batches of
-    HOST_CALLS calls each, issued while the GPU is kept busy: the two in the same batch
-    see the host at the same speed, which drifts between batches and runs."""
+    *fns: Callable[[], Any], calls: int = HOST_CALLS, batches: int = HOST_BATCHES
+) -> list[list[float]]:
+    """Host us per call of each of ``fns`` in each of ``batches`` batches of ``calls``
+    calls each, issued while the GPU is kept busy (a batch takes far less than the GPU's
+    sleep): the functions of one batch see the host at the same speed, which drifts
+    between batches and runs."""
     for _ in range(3):
-        call()
-        reference()
+        for fn in fns:
+            fn()
     torch.cuda.synchronize()
-    ours, theirs = [], []
-    for _ in range(HOST_BATCHES):
-        # Keep the GPU busy first so that the calls below never wait for it to drain.
+    per_fn: list[list[float]] = [[] for _ in fns]
+    for _ in range(batches):
+        # Keep the GPU busy first so that the calls below do not wait for it to drain.
         torch.cuda._sleep(int(100e6))
-        for fn, out in ((call, ours), (reference, theirs)):
+        for fn, out in zip(fns, per_fn, strict=True):
             start = time.perf_counter()
-            for _ in range(HOST_CALLS):
+            for _ in range(calls):
                 fn()
-            out.append((time.perf_counter() - start) / HOST_CALLS * 1e6)
+            out.append((time.perf_counter() - start) / calls * 1e6)
         torch.cuda.synchronize()
-    return ours, theirs
+    return per_fn
 
 
 def side_measures(provider: str, case: sweep.JSDCase) -> dict[str, Any]:

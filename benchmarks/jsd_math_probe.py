@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any
 
 import torch
+from jsd_forward import host_us
 from triton.testing import do_bench_cudagraph
 
 from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
@@ -31,16 +31,7 @@ def liger_reference(x: torch.Tensor, y: torch.Tensor, beta: float) -> torch.Tens
 
 
 def _per_call_us(fn: Any, calls: int = 200) -> float:
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(int(400e6))  # keep the GPU busy: the queue never waits for it
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    took = (time.perf_counter() - start) / calls * 1e6
-    torch.cuda.synchronize()
-    return took
+    return host_us(fn, calls=calls, batches=1)[0][0]
 
 
 def host_breakdown() -> dict[str, float]:

@@ -31,13 +31,12 @@ import json
 import os
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 import triton
-from jsd_forward import READ_CONFIGS, _read_kernel
+from jsd_forward import READ_CONFIGS, _read_kernel, host_us
 from triton.testing import do_bench, do_bench_cudagraph
 
 from kernelindex_sdk.reference_kernels import timing
@@ -144,18 +143,7 @@ def flush() -> dict[str, Any]:
 
 
 def _host_us(fn: Callable[[], Any], calls: int = 200, batches: int = 5) -> float:
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    per_batch = []
-    for _ in range(batches):
-        torch.cuda._sleep(int(300e6))  # the GPU stays busy: no call waits for it
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        per_batch.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return statistics.median(per_batch)
+    return statistics.median(host_us(fn, calls=calls, batches=batches)[0])
 
 
 def host() -> dict[str, float]:

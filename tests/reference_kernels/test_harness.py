@@ -260,6 +260,11 @@ def test_a_point_that_cannot_be_set_up_becomes_a_failed_record(
             " without empty items, got '' (see 'kernelindex bench jsd --help')",
         ),
         (["--dtype", "fp8"], "kernelindex: --dtype: expected some of fp32, bf16, fp16, got 'fp8'"),
+        # jsd_torch takes float64, the sweep does not (JSDCase refuses it too).
+        (
+            ["--dtype", "fp64"],
+            "kernelindex: --dtype: expected some of fp32, bf16, fp16, got 'fp64'",
+        ),
     ],
 )
 def test_bad_sweep_options_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:

@@ -62,7 +62,6 @@ FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
 HALF_CUDA: tuple[int, int] = (SPLIT, PTX)
 #: bf16 and fp16 on CUDA without the gradient.
 HALF_LOSS_CUDA: tuple[int, int] = (LEAN, PTX)
-_NATS: tl.constexpr = tl.constexpr(NATS)
 _BASE2: tl.constexpr = tl.constexpr(BASE2)
 _PAIR: tl.constexpr = tl.constexpr(PAIR)
 _SPLIT: tl.constexpr = tl.constexpr(SPLIT)
@@ -573,7 +572,7 @@ class _Plan:
     scalars: tuple[float, int, tuple[Any, ...]] = (float("nan"), 0, ())
     compiled: Any = None
     #: How calls after the first two launch, learnt on the second (`_learn_launcher`); set
-    #: once, whole, so that a thread never sees half of it.
+    #: once, as one object, so that another thread sees all of it or none.
     learnt: _Learnt | None = None
     learn_tries: int = 0
     jit_only: bool = False

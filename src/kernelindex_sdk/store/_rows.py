@@ -1,0 +1,66 @@
+"""One stored run as the store's queryable columns give it (no record text parsed).
+
+History, the PR check and the dashboard read runs through :class:`RunRow`: what a
+series needs (its key, its order, its statistics and what a change point's cause
+compares) without parsing a record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+__all__ = ["RunRow"]
+
+
+@attrs.frozen(kw_only=True)
+class RunRow:
+    """A stored run's columns.
+
+    Attributes:
+        name: ``metadata.name`` of the run (unique in a store).
+        status: ``spec.status`` (``passed``, ``failed``, ``unverified``, ...).
+        observed_at: ``spec.observedAt`` as published (RFC 3339, UTC, ``Z``).
+        commit: the ``kernelindex.dev/commit`` annotation, when the run has one.
+        branch: the ``kernelindex.dev/branch`` annotation, when the run has one.
+        commit_time: the ``kernelindex.dev/commit-time`` annotation (RFC 3339).
+        median_ns: the latency median in ns (``timing.latencyNs.median``).
+        p20_ns: the latency p20 in ns, from ``measurements`` (None when absent).
+        p80_ns: the latency p80 in ns, from ``measurements`` (None when absent).
+        workload_digest: ``spec.workloadDigest``.
+        implementation_digest: ``spec.implementationDigest``.
+        protocol_digest: ``spec.protocolDigest``.
+        environment_digest: ``spec.environmentDigest``.
+        operation: ``workload.operation`` (None when the run carries no workload).
+        pass_: ``workload.pass`` (None when the run carries no workload).
+        provider: ``implementation.provider`` (None when the run carries none).
+        entry_point: ``implementation.entryPoint`` (None when absent).
+        hardware: the environment's ``hardware.product`` (the GPU), e.g. ``NVIDIA H200``.
+        labels: ``metadata.labels`` of the run (empty when it has none).
+    """
+
+    name: str
+    status: str
+    observed_at: str
+    commit: str | None = None
+    branch: str | None = None
+    commit_time: str | None = None
+    median_ns: int | None = None
+    p20_ns: int | None = None
+    p80_ns: int | None = None
+    workload_digest: str
+    implementation_digest: str
+    protocol_digest: str
+    environment_digest: str
+    operation: str | None = None
+    pass_: str | None = None
+    provider: str | None = None
+    entry_point: str | None = None
+    hardware: str | None = None
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def order_key(self) -> str:
+        """Where the run stands in its series: its commit time, else when it was observed."""
+        return self.commit_time if self.commit_time is not None else self.observed_at

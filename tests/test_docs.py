@@ -166,6 +166,23 @@ def test_every_runnable_block_is_run_or_marked() -> None:
     assert sum(b.language in RUNNABLE and b.mark is None for b in ALL_BLOCKS) >= 20
 
 
+def test_published_form_recipe_passes_every_vector(workspace: Path) -> None:
+    """The Python writer on the page for other languages, run as written, passes all vectors."""
+    page = DOCS / "format-other-languages.md"
+    [block] = [
+        b
+        for b in ALL_BLOCKS
+        if b.path == page and b.language == "python" and "vectors/published.json" in b.code
+    ]
+    vectors = json.loads((ROOT / "tests" / "vectors" / "published.json").read_text("utf-8"))
+    script = workspace / "recipe.py"
+    script.write_text(block.code, "utf-8")
+    done = _bash(f"{shlex.quote(sys.executable)} recipe.py", workspace)
+    assert done.returncode == 0, done.stderr
+    assert len(vectors) >= 31
+    assert done.stdout == f"{len(vectors)} of {len(vectors)} published-form vectors pass\n"
+
+
 def test_install_blocks_name_existing_extras() -> None:
     """Install commands are not run; the extras they name are the ones pyproject defines."""
     extras = set(metadata.metadata("kernelindex-sdk").get_all("Provides-Extra") or ())

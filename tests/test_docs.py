@@ -60,6 +60,7 @@ API_PAGES = {
     "kernelindex_sdk": "kernelindex_sdk",
     "kernelindex_sdk.models": "models",
     "kernelindex_sdk.digest": "digest",
+    "kernelindex_sdk.declared_digests": "declared-digests",
     "kernelindex_sdk.importers.liger": "importers-liger",
     "kernelindex_sdk.reference_kernels.harness": "harness",
     "kernelindex_sdk.reference_kernels.jsd": "jsd",

@@ -28,7 +28,7 @@ from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, m
 
 from kernelindex_sdk import _semantic, self_contained_schema
 from kernelindex_sdk._cli import _parser
-from kernelindex_sdk._schemas import load_schemas
+from kernelindex_sdk._schemas import load_schemas, published_schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -376,7 +376,9 @@ def test_site_shows_every_schema_property_and_definition(site: Path, schema_file
         assert re.search(rf"<code>(?:[\w.]+\.)?{re.escape(name)}</code>", html), name
     for name in schema.get("$defs", {}):
         assert f'id="{name.lower()}"' in html, name
-    assert json.loads((site / "schemas" / "v1alpha1" / schema_file).read_text("utf-8")) == schema
+    # The download is the file as packaged: self-contained.
+    downloaded = (site / "schemas" / "v1alpha1" / schema_file).read_text("utf-8")
+    assert downloaded == published_schemas()[schema_file]
 
 
 def _subcommands(
@@ -450,3 +452,24 @@ def test_ci_builds_the_site_strictly() -> None:
     assert tests
     assert lines[build[0]].startswith('echo "== mkdocs build --strict"; ')
     assert build[0] > tests[0]
+
+
+def test_not_found_page_links_work_from_any_depth(site: Path) -> None:
+    """The 404 page is served for any missing path: its links are absolute (site_url)."""
+    config = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (ROOT / "mkdocs.yml").read_text("utf-8").splitlines()
+            if line.startswith("site_url:")
+        )
+    )
+    prefix = re.sub(r"^https?://[^/]+", "", config["site_url"])
+    assert prefix.startswith("/")
+    assert prefix.endswith("/")
+    html = (site / "404.html").read_text("utf-8")
+    links = re.findall(r'(?:href|src)="([^"#]+)"', html)
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(local) >= 5
+    for link in local:
+        assert link.startswith(prefix), link
+        assert (site / link.removeprefix(prefix).split("?")[0]).exists(), link

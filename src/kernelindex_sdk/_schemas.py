@@ -42,13 +42,52 @@ def schema_dir() -> Path:
     raise FileNotFoundError(f"kernelindex_sdk's schemas are missing beside {here}")
 
 
+def _embedded(key: str) -> bool:
+    # Under `$defs`, a schema file's name keys the copy of that file embedded in another;
+    # the schemas' own definitions have names without a dot.
+    return key.endswith(".json")
+
+
+def _own_part(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema file without the copies of other files it embeds: what was written by hand."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict) or not any(_embedded(key) for key in defs):
+        return schema
+    own = {key: value for key, value in defs.items() if not _embedded(key)}
+    part = {key: value for key, value in schema.items() if key != "$defs"}
+    if own:
+        # Back in its place among the keys, as written.
+        part = {key: (own if key == "$defs" else schema[key]) for key in schema}
+    return part
+
+
 @functools.cache
 def load_schemas() -> dict[str, dict[str, Any]]:
-    """Return every packaged schema document, keyed by file name."""
+    """Return every packaged schema document, keyed by file name, as written by hand.
+
+    Each file as shipped also embeds a copy of every file it refers to (see
+    :func:`published_schemas`); those copies are left out here, so that every file's
+    ``$ref``s resolve through a registry of all of them, one resource per file.
+    """
     folder = schema_dir()
     return {
-        path.name: json.loads(path.read_text(encoding="utf-8"))
+        path.name: _own_part(json.loads(path.read_text(encoding="utf-8")))
         for path in sorted(folder.glob("*.json"))
+    }
+
+
+def published_schemas() -> dict[str, str]:
+    """Return the text of every schema file as shipped, keyed by file name.
+
+    Each file is a JSON Schema 2020-12 compound document that embeds every file it
+    refers to (:func:`self_contained_schema`), so any one of them validates offline in
+    any validator; ``python -m codegen`` writes them so from the hand-written parts, and
+    ``python -m codegen --check`` fails when a file differs.
+    """
+    kinds = {name: kind for kind, name in SCHEMA_FILES.items()}
+    return {
+        name: schema_text(self_contained_schema(kinds[name]) if name in kinds else schema)
+        for name, schema in load_schemas().items()
     }
 
 
@@ -124,11 +163,10 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
-    """Write the schemas into a folder, each file atomically.
+    """Write the schemas into a folder, each file atomically, as packaged.
 
-    Every file a kind's ``$ref``s need is written beside it, as packaged. ``bundle.json``
-    is always written self-contained (:func:`self_contained_schema`): alone, it validates
-    a bundle offline; the per-kind files work together, resolving one another by ``$id``.
+    Every file is self-contained (:func:`published_schemas`): alone, it validates its
+    kind offline. The files a kind's ``$ref``s name are written beside it all the same.
 
     Args:
         out: The folder; created when missing.
@@ -143,11 +181,9 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
     folder = Path(out)
     names = schema_files_for(kind)
     ensure_folder(folder)
+    published = published_schemas()
     written = []
     for name in names:
-        schema = (
-            self_contained_schema(BUNDLE) if name == SCHEMA_FILES[BUNDLE] else load_schemas()[name]
-        )
-        write_text_atomic(folder / name, schema_text(schema))
+        write_text_atomic(folder / name, published[name])
         written.append(folder / name)
     return written

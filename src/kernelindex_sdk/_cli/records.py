@@ -198,8 +198,11 @@ def _cmd_schema(args: argparse.Namespace, io: Streams) -> int:
         io.stdout.write(schema_text(self_contained_schema(args.kind)))
     else:
         schemas = load_schemas()
-        for kind, name in SCHEMA_FILES.items():
-            print(f"{kind:22} {name}  {schemas[name]['$id']}", file=io.stdout)
+        rows = [(kind, name, schemas[name]["$id"]) for kind, name in SCHEMA_FILES.items()]
+        kind_width = max(len(kind) for kind, _, _ in rows)
+        name_width = max(len(name) for _, name, _ in rows)
+        for kind, name, uri in rows:
+            print(f"{kind:{kind_width}}  {name:{name_width}}  {uri}", file=io.stdout)
     return EXIT_OK
 
 
@@ -265,10 +268,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "schema",
         help="print or write the packaged JSON Schemas",
         description=(
-            "Without arguments, list the schemas. With KIND, print its schema with every"
-            " schema it refers to embedded (one file that works offline). With --out DIR,"
-            " write the files KIND needs (all without KIND) into DIR; DIR/bundle.json is"
-            " always self-contained."
+            "Without arguments, list the schemas: kind, file and $id. With KIND, print its"
+            " schema file, which embeds every schema it refers to (one file that works"
+            " offline). With --out DIR, write KIND's file and those it refers to (every"
+            " file without KIND) into DIR, as packaged: each of them is self-contained."
         ),
     )
     schema.add_argument("kind", nargs="?", choices=sorted(SCHEMA_FILES), metavar="KIND")

@@ -233,26 +233,24 @@ def detect_kind(doc: Any) -> str | Problem:
     api_version = doc.get("apiVersion")
     if api_version not in SUPPORTED_API_VERSIONS:
         supported = ", ".join(map(repr, SUPPORTED_API_VERSIONS))
-        found = (
-            "no apiVersion"
-            if api_version is None
-            else f"apiVersion {_messages.short_repr(api_version)}"
-        )
-        return Problem(
-            pointer="/apiVersion" if "apiVersion" in doc else "",
-            message=f"unsupported {found}; supported: {supported}",
-            code="apiVersion",
-        )
+        return _unsupported(doc, "apiVersion", supported)
     kind = doc.get("kind")
     if not isinstance(kind, str) or kind not in SCHEMA_FILES or kind == BUNDLE:
         kinds = ", ".join(k for k in SUPPORTED_KINDS if k != BUNDLE)
-        found = "no kind" if kind is None else f"kind {_messages.short_repr(kind)}"
-        return Problem(
-            pointer="/kind" if "kind" in doc else "",
-            message=f"unsupported {found}; supported: {kinds}, or a bundle {{run, ...}}",
-            code="kind",
-        )
+        return _unsupported(doc, "kind", f"{kinds}, or a bundle {{run, ...}}")
     return str(kind)
+
+
+def _unsupported(doc: dict[str, Any], key: str, supported: str) -> Problem:
+    """A document's ``key`` is missing or holds a value this SDK does not support."""
+    if key not in doc:
+        return Problem(
+            pointer="", message=f"{key!r} is a required property; supported: {supported}", code=key
+        )
+    found = _messages.short_repr(doc[key])
+    return Problem(
+        pointer=f"/{key}", message=f"unsupported {key} {found}; supported: {supported}", code=key
+    )
 
 
 def _view(doc: dict[str, Any], kind: str) -> _semantic.RecordView:

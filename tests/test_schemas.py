@@ -464,3 +464,16 @@ def test_check_jsonschema_loads_the_shared_definitions_offline(
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_FILES))
+def test_schema_command_prints_the_packaged_file(kind: str) -> None:
+    """`kernelindex schema KIND` prints the file as shipped, byte for byte."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelindex_sdk", "schema", kind],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (schema_dir() / SCHEMA_FILES[kind]).read_text("utf-8")

@@ -54,11 +54,10 @@ def _own_part(schema: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(defs, dict) or not any(_embedded(key) for key in defs):
         return schema
     own = {key: value for key, value in defs.items() if not _embedded(key)}
-    part = {key: value for key, value in schema.items() if key != "$defs"}
     if own:
         # Back in its place among the keys, as written.
-        part = {key: (own if key == "$defs" else schema[key]) for key in schema}
-    return part
+        return {key: (own if key == "$defs" else value) for key, value in schema.items()}
+    return {key: value for key, value in schema.items() if key != "$defs"}
 
 
 @functools.cache
@@ -83,6 +82,9 @@ def published_schemas() -> dict[str, str]:
     refers to (:func:`self_contained_schema`), so any one of them validates offline in
     any validator; ``python -m codegen`` writes them so from the hand-written parts, and
     ``python -m codegen --check`` fails when a file differs.
+
+    Returns:
+        File name -> text: two-space JSON with a final newline (:func:`schema_text`).
     """
     kinds = {name: kind for kind, name in SCHEMA_FILES.items()}
     return {

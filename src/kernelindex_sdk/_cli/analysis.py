@@ -139,9 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     cmp.add_argument("base", metavar="BASE", help="file or folder of records ('-': stdin)")
-    cmp.add_argument(
-        "new", metavar="NEW", nargs="?", help="file or folder of records ('-': stdin)"
-    )
+    cmp.add_argument("new", metavar="NEW", nargs="?", help="file or folder of records ('-': stdin)")
     cmp.add_argument("--format", choices=compare.FORMATS, default="text")
     cmp.add_argument(
         "--threshold",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
@@ -29,8 +30,9 @@ def window(text: str) -> int:
 
 
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
+    filters: dict[str, Any] = filters_of(args)
     with open_store(args.db, create=False) as store:
-        found = history(store.rows(**filters_of(args)), spec=store.spec)
+        found = history(store.rows(**filters), spec=store.spec)
     if args.changed:
         found = [h for h in found if h.changes]
     analysis._write(render_history(found, args.format, points=args.points), io)

@@ -211,6 +211,11 @@ def compare_to_branch(
         SchemaValidationError: when a NEW record given as a model or JSON value is invalid.
     """
     new_set = run_set(new)
+    # A series holds latency medians (the store's columns): a NEW run of another metric
+    # (memory) has none to meet, and says so rather than pairing with nothing.
+    other_metric = [r for r in new_set.runs if r.metric != "latency"]
+    if other_metric:
+        new_set = attrs.evolve(new_set, runs=[r for r in new_set.runs if r.metric == "latency"])
     found = baseline(rows, new_set, window=window, spec=spec, branch=branch)
     base = found.runs
     # One comparison per GPU: across environments, two GPUs' runs of one workload would
@@ -235,6 +240,12 @@ def compare_to_branch(
         for p in c.pairs
     ]
     unpaired = [p for c in parts for p in c.unpaired]
+    unpaired += [
+        _compare.Pair(
+            None, r, reason=f"a {r.metric} run: history keeps latency only ({branch} has no base)"
+        )
+        for r in other_metric
+    ]
     first = parts[0]
     return attrs.evolve(
         first,

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import attrs
 
+from .._runs import without_collection
 from ..errors import ArgumentError
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
@@ -260,6 +261,7 @@ def _explain(series: Series, found: Sequence[ChangePoint], causes: _Causes) -> t
     return tuple(out)
 
 
+@without_collection
 def history(
     rows: Iterable[RunRow],
     *,
@@ -365,6 +367,7 @@ def _change_json(change: Change) -> dict[str, Any]:
     }
 
 
+@without_collection
 def history_as_json(found: Sequence[SeriesHistory]) -> dict[str, Any]:
     """The documented JSON form (docs/history.md): ``{"series": [...]}``."""
     series = []

@@ -144,12 +144,17 @@ class SeriesHistory:
 
     @property
     def label(self) -> str:
-        """``operation pass name=value ...`` and the GPU, as tables show a series."""
+        """``operation pass name=value ...``: the workload, every parameter shown."""
+        return self.label_with()
+
+    def label_with(self, names: Iterable[str] | None = None) -> str:
+        """``operation pass name=value ...`` for the parameters ``names`` (all when None)."""
         row = self.series.first
         parts = [row.operation or "workload", row.pass_ or ""]
         if self.workload is not None:
             params = self.workload.get("parameters", {})
-            parts += [f"{k}={_show(params[k], quote=False)}" for k in sorted(params)]
+            wanted = params if names is None else [k for k in params if k in set(names)]
+            parts += [f"{k}={_show(params[k], quote=False)}" for k in sorted(wanted)]
         return " ".join(p for p in parts if p)
 
     @property

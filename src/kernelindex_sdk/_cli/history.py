@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " splits), each step with its cause (implementation, environment, labels or"
             " unexplained). Series shorter than 6 points are judged step by step with"
             " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
-            " 1 when the store cannot be read; 2 on usage errors."
+            " 2 when the store cannot be opened, or on usage errors."
         ),
     )
     add_filters(hist)

@@ -63,7 +63,8 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
         # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
         if args.history is None or args.new is not None:
             print(
-                "kernelindex compare: expected BASE and NEW, or --history BRANCH and NEW",
+                "kernelindex compare: expected BASE and NEW, or --history BRANCH and NEW"
+                " (see 'kernelindex compare --help')",
                 file=io.stderr,
             )
             return EXIT_USAGE

@@ -31,8 +31,9 @@ def with_triton(doc: dict[str, Any], version: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    """A store with a 40-point series on main: 5% slower from point 20, where triton moved."""
+def store_path(store_url: str, tmp_path: Path) -> str:
+    """A store (SQLite, then PostgreSQL) with a 40-point series on main: 5% slower from
+    point 20, where triton moved."""
     rng = np.random.default_rng(5)
     base = template()
     docs = []
@@ -40,7 +41,7 @@ def store_path(tmp_path: Path) -> str:
         median = round(300_000 * (1.05 if i >= 20 else 1.0) * (1 + 0.01 * rng.standard_normal()))
         doc = bundle(base, i, median, commit=f"{i:040x}", branch="main")
         docs.append(with_triton(doc, "3.7.0") if i >= 20 else doc)
-    db = str(tmp_path / "h.sqlite3")
+    db = store_url
     with open_store(db) as store:
         report = store.ingest([write_jsonl(tmp_path / "main.jsonl", docs)])
     assert report.ok
@@ -134,6 +135,10 @@ def test_compare_history_leaves_out_other_series_and_says_why(
         ("compare", "a.jsonl"),
         ("compare", "--history", "main", "a.jsonl", "--window", "0"),
         ("history", "--points", "-1"),
+        ("compare", "a.jsonl", "b.jsonl", "--window", "3"),
+        ("compare", "a.jsonl", "b.jsonl", "--db", "x.sqlite3"),
+        ("compare", "--history", "main", "a.jsonl", "--across-protocols"),
+        ("compare", "--history", "main", "a.jsonl", "--base-provider", "torch"),
     ],
 )
 def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:

@@ -125,8 +125,8 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
     Series are sorted by workload, implementation and GPU, then by when they start: the
     series of one measurement under successive protocols follow each other.
 
-    Runs that did not fail but carry no latency median (a memory-only measurement) are
-    in no series.
+    Runs that did not fail but carry no positive latency median (a memory-only
+    measurement, or a median of 0 ns, which no ratio can compare) are in no series.
 
     Args:
         rows: Runs as the store's columns give them, in any order.
@@ -141,7 +141,7 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
     for row in rows:
         if row.status == "failed":
             bucket = failed
-        elif row.median_ns is None:
+        elif row.median_ns is None or not row.median_ns > 0:
             continue
         else:
             bucket = timed

@@ -119,10 +119,11 @@ def _now() -> str:
     return format_observed_at(datetime.now(timezone.utc))
 
 
-def _record(document: Document, given: provenance.Provenance) -> _Record:
+def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
+    document = result.document
     raw = document.text
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    value = json.loads(text)
+    value = result.value
     form = "line" if document.json_lines else "document"
     if given and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
@@ -338,7 +339,7 @@ def _ingest_file(
     problems = tuple(p for result in results for p in result.problems)
     if problems:
         return IngestReport(files=1, refused=len(results), problems=problems)
-    records = [_record(result.document, given) for result in results]
+    records = [_record(result, given) for result in results]
     for attempt in range(_RETRIES):
         work = _FileIngest(backend, records)
         try:

@@ -10,7 +10,7 @@ import pytest
 from _records import bundle
 
 from kernelindex_sdk import dumps, provenance
-from kernelindex_sdk.errors import ArgumentError, KernelIndexError
+from kernelindex_sdk.errors import ArgumentError, InputError, KernelIndexError, StoreClashError
 from kernelindex_sdk.store import NotInStoreError, RunRow, Store
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -101,6 +101,19 @@ def test_clash_refuses_the_whole_file_and_names_both_places(store: Store, tmp_pa
     assert problem.problem.code == "store-clash"
     # Nothing of the refused file went in, not even its new run.
     assert [row.name for row in store.rows()] == [doc["run"]["metadata"]["name"]]
+
+
+def test_report_check_raises_the_clash(store: Store, tmp_path: Path) -> None:
+    doc = bundle()
+    store.ingest([lines(tmp_path / "a.jsonl", [doc])]).check()
+    doc["run"]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    report = store.ingest([lines(tmp_path / "b.jsonl", [doc])])
+    with pytest.raises(StoreClashError, match="is already stored with other content") as caught:
+        report.check()
+    assert isinstance(caught.value, KernelIndexError)
+    assert caught.value.problems == report.problems
+    with pytest.raises(InputError, match="no such file"):
+        store.ingest([tmp_path / "absent.jsonl"]).check()
 
 
 def test_a_refused_file_leaves_no_objects_behind(store: Store, tmp_path: Path) -> None:

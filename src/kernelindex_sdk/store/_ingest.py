@@ -23,7 +23,7 @@ from .._display import display_path
 from .._time import format_observed_at
 from ..convert import dumps
 from ..documents import Document, FileProblem
-from ..errors import ArgumentError, InputError, Problem, StoreError
+from ..errors import ArgumentError, InputError, Problem, StoreClashError, StoreError
 from . import _extract
 from ._backend import Backend
 from ._layout import OBJECT_TABLES
@@ -77,6 +77,18 @@ class IngestReport:
     def ok(self) -> bool:
         """Whether every record was stored or skipped, and every path read."""
         return not self.problems and not self.input_errors
+
+    def check(self) -> None:
+        """Raise unless every path was read and every record stored or skipped.
+
+        Raises:
+            InputError: the first path that could not be read.
+            StoreClashError: listing every invalid or clashing record.
+        """
+        if self.input_errors:
+            raise self.input_errors[0]
+        if self.problems:
+            raise StoreClashError(problems=self.problems)
 
     def __add__(self, other: IngestReport) -> IngestReport:
         return IngestReport(

@@ -352,7 +352,8 @@ def _ingest_file(
     if problems:
         return IngestReport(files=1, refused=len(results), problems=problems)
     records = [_record(result, given) for result in results]
-    for attempt in range(_RETRIES):
+    attempt = 1
+    while True:
         work = _FileIngest(backend, records)
         try:
             work.run()
@@ -364,7 +365,8 @@ def _ingest_file(
                 problems=tuple(refused.problems),
             )
         except StoreError as err:
-            if attempt + 1 < _RETRIES and _retryable(err):
+            if attempt < _RETRIES and _retryable(err):
+                attempt += 1
                 continue
             raise
         return IngestReport(
@@ -373,7 +375,6 @@ def _ingest_file(
             identical=work.identical,
             provenance_only=work.provenance_only,
         )
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def ingest_paths(

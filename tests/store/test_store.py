@@ -248,3 +248,29 @@ def test_standalone_protocol_documents_are_stored_and_exported(
     path.write_text(dumps(renamed), encoding="utf-8")
     report = store.ingest([path])
     assert report.problems[0].problem.code == "store-clash"
+
+
+def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
+    from kernelindex_sdk.store._extract import json_equal, same_json
+
+    assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
+    assert json_equal(1e300, 10**300)
+    assert not json_equal(2**53 + 1, 2**53)
+    assert not json_equal({"bias": True}, {"bias": 1})
+    assert not json_equal([0], [False])
+    assert not json_equal({"a": 1}, {"a": 1, "b": None})
+    assert not json_equal("1", 1)
+    assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not same_json({"bias": True}, {"bias": 1})
+
+
+def test_float_forms_come_back_equal_from_the_store(store: Store, tmp_path: Path) -> None:
+    """PostgreSQL's jsonb writes numbers its own way (1e-07 as 0.0000001): the same spec."""
+    doc = bundle(params={"tokens": 1024, "dtype": "fp32", "scale": 1e15, "tiny": 1e-7})
+    path = lines(tmp_path / "a.jsonl", [doc])
+    assert store.ingest([path]).added == 1
+    other = lines(
+        tmp_path / "b.jsonl", [bundle(params=doc["run"]["spec"]["workload"]["parameters"])]
+    )
+    report = store.ingest([other])
+    assert (report.added, report.ok) == (1, True)

@@ -16,7 +16,15 @@ from .. import provenance
 from .._semantic import _UNITS
 from ..digest import environment_digest, protocol_digest
 
-__all__ = ["ObjectRow", "RunColumns", "canonical", "objects_of", "run_columns", "run_of"]
+__all__ = [
+    "ObjectRow",
+    "canonical",
+    "json_equal",
+    "objects_of",
+    "run_columns",
+    "run_of",
+    "same_json",
+]
 
 # Nanoseconds per time unit (the semantic checks' table).
 _NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
@@ -27,6 +35,27 @@ _MEMBERS: Final = (("protocol", "protocol"), ("environment", "environment"))
 def canonical(value: Any) -> str:
     """A JSON text that is equal for equal JSON values (sorted keys, no spaces)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are the same: ``==`` alone takes ``true`` for ``1``."""
+    # repr tells True from 1 and 1 from 1.0, and is quick; only key order makes it differ
+    # for the same value, and then the canonical texts decide.
+    return a == b and (repr(a) == repr(b) or canonical(a) == canonical(b))
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal as JSON: numbers by value (``1`` and ``1.0``, or
+    a float PostgreSQL's jsonb gives back as an integer), never ``true`` for ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b) if isinstance(a, float) or isinstance(b, float) else a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 @attrs.frozen
@@ -109,14 +138,6 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
         None if p20 is None else round(p20),
         None if p80 is None else round(p80),
     )
-
-
-@attrs.frozen
-class RunColumns:
-    """A run's row of the ``runs`` table, without the text and place of arrival."""
-
-    name: str
-    values: tuple[Any, ...]
 
 
 #: The columns :func:`run_columns` fills, in the order of its values.

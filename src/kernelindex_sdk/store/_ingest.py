@@ -179,7 +179,7 @@ def _file_objects(
             if known is None:
                 objects[row.kind][row.digest] = row
                 first[row.kind, row.digest] = record
-            elif known.spec != row.spec and known.spec_text != row.spec_text:
+            elif not _extract.same_json(known.spec, row.spec):
                 where = first[row.kind, row.digest].document.label
                 problems.append(
                     record.problem(
@@ -237,7 +237,7 @@ class _FileIngest:
         stored = self.backend.fetch(table, "digest", others, ("spec",))
         for digest in others:
             spec = self.backend.json_value(stored[digest][0])
-            if _extract.canonical(spec) != rows[digest].spec_text:
+            if not _extract.json_equal(spec, rows[digest].spec):
                 self.clashes += 1
                 self.problems.append(
                     FileProblem(

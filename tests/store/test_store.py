@@ -251,7 +251,7 @@ def test_standalone_protocol_documents_are_stored_and_exported(
 
 
 def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
-    from kernelindex_sdk.store._extract import json_equal, same_json
+    from kernelindex_sdk.store._extract import json_equal
 
     assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
     assert json_equal(1e300, 10**300)
@@ -260,8 +260,24 @@ def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
     assert not json_equal([0], [False])
     assert not json_equal({"a": 1}, {"a": 1, "b": None})
     assert not json_equal("1", 1)
-    assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
-    assert not same_json({"bias": True}, {"bias": 1})
+    assert json_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})
+
+
+def test_a_repeated_object_in_a_file_is_compared_exactly(store: Store, tmp_path: Path) -> None:
+    """Keys in another order are the same spec; ``1`` for ``true`` under one digest is not."""
+    first = bundle(params={"tokens": 1, "dtype": "fp32", "bias": True})
+    reordered = json.loads(json.dumps(first))
+    reordered["run"]["metadata"]["name"] += "-b"
+    workload = reordered["run"]["spec"]["workload"]
+    reordered["run"]["spec"]["workload"] = dict(reversed(list(workload.items())))
+    assert store.ingest([lines(tmp_path / "a.jsonl", [first, reordered])]).added == 2
+    lying = json.loads(json.dumps(first))
+    lying["run"]["metadata"]["name"] += "-c"
+    lying["run"]["spec"]["workload"]["parameters"]["bias"] = 1
+    other = bundle(params={"tokens": 2, "dtype": "fp32"})
+    report = store.ingest([lines(tmp_path / "b.jsonl", [other, first, lying])])
+    assert [p.problem.code for p in report.problems] == ["digest-clash"]
+    assert str(report.problems[0]).startswith(f"{tmp_path / 'b.jsonl'}:3: ")
 
 
 def test_float_forms_come_back_equal_from_the_store(store: Store, tmp_path: Path) -> None:

@@ -169,23 +169,33 @@ def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | 
 def _file_objects(
     records: Sequence[_Record],
 ) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
-    """Each distinct object of a file by kind and digest; two specs under one digest clash."""
+    """Each distinct object of a file by kind and digest; two specs under one digest clash.
+
+    A bundle repeats its protocol and environment in every record: a repeat is told
+    from the first by its repr (exact: it tells ``true`` from ``1``), and only when that
+    differs (keys in another order, say) compared as JSON.
+    """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], _Record] = {}
+    first: dict[tuple[str, str], tuple[_Record, str | None]] = {}
     problems = []
     for record in records:
-        for row in _extract.objects_of(record.value):
-            known = objects[row.kind].get(row.digest)
+        for kind, digest, spec, name in _extract.object_specs(record.value):
+            known = objects[kind].get(digest)
             if known is None:
-                objects[row.kind][row.digest] = row
-                first[row.kind, row.digest] = record
-            elif not _extract.same_json(known.spec, row.spec):
-                where = first[row.kind, row.digest].document.label
+                objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+                # Most objects are never met again: their repr is made on the first repeat.
+                first[kind, digest] = (record, None)
+                continue
+            where, seen = first[kind, digest]
+            if seen is None:
+                seen = repr(known.spec)
+                first[kind, digest] = (where, seen)
+            if repr(spec) != seen and not _extract.json_equal(known.spec, spec):
                 problems.append(
                     record.problem(
                         "",
-                        f"{row.kind} digest {row.digest!r} names another spec at"
-                        f" {display_path(where)}",
+                        f"{kind} digest {digest!r} names another spec at"
+                        f" {display_path(where.document.label)}",
                         "digest-clash",
                     )
                 )

@@ -290,3 +290,28 @@ def test_float_forms_come_back_equal_from_the_store(store: Store, tmp_path: Path
     )
     report = store.ingest([other])
     assert (report.added, report.ok) == (1, True)
+
+
+def test_postgresql_specs_are_jsonb(postgres_url: str) -> None:
+    """The documented query works in plain SQL: ``spec->'parameters'->>'tokens'``."""
+    import psycopg
+
+    from kernelindex_sdk.store import open_store
+
+    with open_store(postgres_url) as store:
+        store.ingest([SWEEP])
+    with psycopg.connect(postgres_url) as db:
+        found = db.execute(
+            "SELECT w.spec->'parameters'->>'tokens' AS tokens, i.provider, count(*)"
+            " FROM runs r JOIN workloads w ON w.digest = r.workload_digest"
+            " JOIN implementations i ON i.digest = r.implementation_digest"
+            " WHERE w.operation = 'jsd' AND i.provider = 'triton'"
+            " GROUP BY 1, 2 ORDER BY 1"
+        ).fetchall()
+        kind = db.execute(
+            "SELECT data_type FROM information_schema.columns"
+            " WHERE table_name = 'workloads' AND column_name = 'spec'"
+        ).fetchall()
+    assert found == [("1024", "triton", 4), ("2048", "triton", 4), ("4096", "triton", 4),
+                     ("8192", "triton", 4)]  # fmt: skip
+    assert {row[0] for row in kind} == {"jsonb"}

@@ -251,7 +251,11 @@ def test_standalone_protocol_documents_are_stored_and_exported(
 
 
 def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
-    from kernelindex_sdk.store._extract import json_equal
+    from kernelindex_sdk.store._extract import has_bool_or_unit, json_equal
+
+    assert has_bool_or_unit({"a": [{"b": False}]})
+    assert has_bool_or_unit({"a": [2, 1.0]})
+    assert not has_bool_or_unit({"a": [2, 0.5, "1", None, {"b": "true"}]})
 
     assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
     assert json_equal(1e300, 10**300)

@@ -20,6 +20,7 @@ import attrs
 
 from .. import documents, provenance
 from .._display import display_path
+from .._runs import without_collection
 from .._time import format_observed_at
 from ..convert import dumps
 from ..documents import Document, FileProblem
@@ -171,26 +172,29 @@ def _file_objects(
 ) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
     """Each distinct object of a file by kind and digest; two specs under one digest clash.
 
-    A bundle repeats its protocol and environment in every record: a repeat is told
-    from the first by its repr (exact: it tells ``true`` from ``1``), and only when that
-    differs (keys in another order, say) compared as JSON.
+    A bundle repeats its protocol and environment in every record: a repeat is compared
+    with the first by ``==``, which is JSON's equality unless a boolean meets a 0 or 1
+    (``True == 1``); an object that holds either is compared as JSON.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], tuple[_Record, str | None]] = {}
+    first: dict[tuple[str, str], tuple[_Record, bool | None]] = {}
     problems = []
     for record in records:
         for kind, digest, spec, name in _extract.object_specs(record.value):
             known = objects[kind].get(digest)
             if known is None:
                 objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
-                # Most objects are never met again: their repr is made on the first repeat.
+                # Most objects are never met again: the first is walked on its first repeat.
                 first[kind, digest] = (record, None)
                 continue
-            where, seen = first[kind, digest]
-            if seen is None:
-                seen = repr(known.spec)
-                first[kind, digest] = (where, seen)
-            if repr(spec) != seen and not _extract.json_equal(known.spec, spec):
+            where, loose = first[kind, digest]
+            if loose is None:
+                loose = _extract.has_bool_or_unit(known.spec)
+                first[kind, digest] = (where, loose)
+            same = spec == known.spec
+            if same and loose:
+                same = _extract.json_equal(known.spec, spec)
+            if not same:
                 problems.append(
                     record.problem(
                         "",
@@ -387,6 +391,9 @@ def _ingest_file(
         )
 
 
+# A file's parsed records hold no reference cycles: the collector's passes over them
+# find nothing and cost as much as the inserts.
+@without_collection
 def ingest_paths(
     backend: Backend,
     paths: Iterable[str | Path],

@@ -38,6 +38,7 @@ __all__ = [
     "JSONLinesWriter",
     "NoRecordsWarning",
     "check_documents",
+    "expand_paths",
     "iter_documents",
     "json_line",
     "validate_paths",
@@ -152,10 +153,15 @@ class FileProblem:
 
 @attrs.frozen
 class DocumentResult:
-    """One document and its problems; ``valid`` when there are none."""
+    """One document and its problems; ``valid`` when there are none.
+
+    ``value`` is the parsed document when it is valid (None otherwise), so a caller that
+    goes on to use it need not parse the text again.
+    """
 
     document: Document
     problems: tuple[FileProblem, ...]
+    value: Any = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -234,6 +240,21 @@ def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[s
             if str(key) not in seen:
                 seen.add(str(key))
                 yield candidate
+
+
+def expand_paths(
+    paths: Iterable[str | Path], *, on_error: OnError | None = None
+) -> Iterator[str | Path]:
+    """Yield each file the given paths name, as :func:`iter_documents` reads them.
+
+    Folders are searched as :func:`iter_documents` says; a file reached twice is given
+    once; ``-`` (standard input) is given as it is.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read (unless ``on_error``
+            is given).
+    """
+    yield from _expand(paths, on_error)
 
 
 def _too_large(source: str) -> InputError:
@@ -417,7 +438,7 @@ def check_documents(
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
         found = tuple(FileProblem.in_document(document, p) for p in problems)
-        yield DocumentResult(document=document, problems=found)
+        yield DocumentResult(document=document, problems=found, value=None if found else value)
 
 
 def validate_paths(

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from ._files import ensure_folder, write_text_atomic
+from ._files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
 from .errors import InputError
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
@@ -138,10 +138,14 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
         The paths written.
 
     Raises:
+        OutputIsInputError: when a file to write is one of the packaged schema files
+            (``out`` is the package's own schema folder, or links to its files).
         InputError: when the folder or a file cannot be written, or for an unknown kind.
     """
     folder = Path(out)
     names = schema_files_for(kind)
+    # Into the packaged folder itself, bundle.json would replace the shipped one.
+    refuse_overwriting_inputs([folder / name for name in names], [schema_dir()])
     ensure_folder(folder)
     written = []
     for name in names:

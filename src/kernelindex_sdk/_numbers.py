@@ -82,11 +82,12 @@ def parse_decimal(text: str, *, what: str, minimum: float, maximum: float | None
             reason=f"expected a number in ASCII digits such as 5 or 0.5, got {_shown(text)}",
         )
     value = float(text)
+    bound = f">= {minimum:g}" if maximum is None else f"from {minimum:g} to {maximum:g}"
     if not math.isfinite(value):
         raise ArgumentError(
-            argument=what, reason=f"expected a finite number, got {_shown(text)} (overflows)"
+            argument=what,
+            reason=f"expected a finite number {bound}, got {_shown(text)} (beyond the float range)",
         )
     if value < minimum or (maximum is not None and value > maximum):
-        bound = f">= {minimum:g}" if maximum is None else f"from {minimum:g} to {maximum:g}"
         raise ArgumentError(argument=what, reason=f"expected a number {bound}, got {_shown(text)}")
     return value

@@ -184,3 +184,13 @@ def test_read_files_skips_runs_of_existing_models(tmp_path: Path) -> None:
     )
     assert skipped == [(str(source), 2)]
     assert [b.run.metadata.name for b in again] == [first.run.metadata.name + "-2"]
+
+
+def test_imports_of_one_csv_name_every_run_alike(tmp_path: Path) -> None:
+    """Imported names are deterministic (no random part): the store recognises a re-import."""
+    source = SUBSET
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    liger.import_files([source], first)
+    liger.import_files([source], second)
+    assert names(first) == names(second)
+    assert first.read_bytes() == second.read_bytes()

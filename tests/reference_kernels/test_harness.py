@@ -381,3 +381,42 @@ def test_device_names_that_differ_only_in_symbols_get_distinct_environments(
         record = bench(lambda x=x, y=y: reference.jsd_torch(x, y))
         names.add(record["environment"]["metadata"]["name"])
     assert len(names) == 2
+
+
+class _FrozenClock:
+    """``datetime`` as the harness sees it, stopped: every run starts in one millisecond."""
+
+    @staticmethod
+    def now(tz: Any = None) -> Any:
+        import datetime as dt
+
+        return dt.datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=tz)
+
+
+def test_runs_started_in_one_millisecond_get_different_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two identical sweeps started at once (two processes, two hosts) must not share names."""
+    monkeypatch.setattr(harness, "datetime", _FrozenClock)
+    x, y = _xy()
+    runs = [bench(lambda: reference.jsd_torch(x, y)) for _ in range(2)]
+    stamps = {r["run"]["spec"]["observedAt"] for r in runs}
+    assert stamps == {"2026-12-01T12:00:00.123Z"}
+    first, second = (r["run"]["metadata"]["name"] for r in runs)
+    assert first != second
+    assert first.rsplit("-", 1)[0] == second.rsplit("-", 1)[0]
+    assert [r["run"]["spec"][d] for d in DIGESTS for r in runs[:1]] == [
+        r["run"]["spec"][d] for d in DIGESTS for r in runs[1:]
+    ]
+
+
+def test_a_test_can_fix_run_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random part is one function: replaced, the same run gets the same name."""
+    from kernelindex_sdk import _names
+
+    monkeypatch.setattr(harness, "datetime", _FrozenClock)
+    monkeypatch.setattr(_names, "unique_suffix", lambda: "fixed")
+    x, y = _xy()
+    names = {bench(lambda: reference.jsd_torch(x, y))["run"]["metadata"]["name"] for _ in "ab"}
+    assert len(names) == 1
+    assert names.pop().endswith("-2026-12-01-12-00-00-123-fixed")

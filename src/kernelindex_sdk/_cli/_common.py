@@ -82,15 +82,21 @@ def names(text: str) -> tuple[str, ...]:
     return tuple(_items(text, "names"))
 
 
+def _integer_item(item: str) -> int:
+    try:
+        return parse_integer(item, what="item", maximum=SAFE_INT)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers in ASCII digits 0-9 up to {SAFE_INT}, got {item!r}"
+        ) from None
+
+
 def ints(text: str) -> tuple[int, ...]:
     """A comma-separated list of integers in ASCII digits (up to 2^53 - 1): no sign,
     ``_``, empty item or repeated value (``int()`` alone would take ``1_024`` and other
     scripts' digits)."""
     items = _items(text, "integers")
-    try:
-        values = [parse_integer(item, what="item", maximum=SAFE_INT) for item in items]
-    except ArgumentError as err:
-        raise argparse.ArgumentTypeError(f"comma-separated integers: {err.reason}") from None
+    values = [_integer_item(item) for item in items]
     for value in values:
         if values.count(value) > 1:
             raise argparse.ArgumentTypeError(f"{value} is given twice in {text!r}")
@@ -116,7 +122,7 @@ def percent(text: str) -> float:
         return parse_decimal(number, what="percentage", minimum=0)
     except ArgumentError:
         raise argparse.ArgumentTypeError(
-            f"expected a finite percentage >= 0 in ASCII digits such as 5 or 2.5, got {text!r}"
+            f"expected a percentage >= 0 in ASCII digits such as 5 or 2.5 (finite), got {text!r}"
         ) from None
 
 

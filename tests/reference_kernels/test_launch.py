@@ -149,7 +149,11 @@ def test_several_processes_and_no_rank_placeholder_is_a_usage_error(
 @pytest.mark.parametrize(
     ("argv", "env", "expected"),
     [
-        (("--shard", "2/2"), {}, "kernelindex: --shard: expected I/N with 0 <= I < N"),
+        (
+            ("--shard", "2/2"),
+            {},
+            "kernelindex: --shard: expected I/N in ASCII digits with 0 <= I < N",
+        ),
         (("--devices", "cpu,cpu"), {}, "kernelindex: --devices: expected 'all' or comma"),
         (("--devices", "0,1"), {}, "kernelindex: --devices: no GPU is visible, got '0,1'"),
         ((), {"RANK": "1"}, "kernelindex: RANK: RANK is set but WORLD_SIZE is not"),

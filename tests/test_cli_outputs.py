@@ -412,3 +412,32 @@ def test_every_numeric_option_is_read_by_the_one_parser() -> None:
     assert float not in found.values()
     assert "kernelindex compare --threshold" in found
     assert "kernelindex bench jsd --beta" in found
+
+
+@pytest.mark.parametrize(
+    ("plot", "reason"),
+    [
+        ("", "'': expected a file path, got an empty path"),
+        ("x.txt", "x.txt: expected a .png or .svg file, got '.txt'"),
+        ("missing/x.png", "missing/x.png: no directory 'missing' to write in"),
+        ("folder.png", "folder.png: is a directory, expected a file to write"),
+    ],
+)
+def test_report_checks_its_plot_path_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plot: str, reason: str
+) -> None:
+    """An unusable --plot fails first: no tables on stdout, one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder.png").mkdir()
+    status, out, err = run("report", str(SWEEP), "--plot", plot)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [f"kernelindex: {reason}"]
+
+
+def test_schema_out_refuses_an_empty_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out ''`` is no folder: it would write into the current one."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run("schema", "--out", "")
+    assert (status, out) == (2, "")
+    assert err.splitlines() == ["kernelindex: '': expected a folder path, got an empty path"]
+    assert list(tmp_path.iterdir()) == []

@@ -24,6 +24,7 @@ from .errors import InputError, OutputIsInputError
 
 __all__ = [
     "RECORD_SUFFIXES",
+    "check_output_file",
     "describe_mode",
     "ensure_folder",
     "existing_kind",
@@ -245,3 +246,38 @@ def refuse_overwriting_inputs(
                     " of the inputs (writing it would destroy what is read)"
                 ),
             )
+
+
+def check_output_file(path: str | Path, *, suffixes: tuple[str, ...]) -> None:
+    """Check, before any work, that a file of one of ``suffixes`` can be written at ``path``.
+
+    Nothing is created. A new file needs an existing folder this process may write in;
+    an existing path must not be a folder.
+
+    Args:
+        path: The file to be written.
+        suffixes: The suffixes it may end in, lowercase with their dot (any letter case
+            is accepted in ``path``).
+
+    Raises:
+        InputError: for an empty path, another suffix, a folder, or a folder that is
+            missing or cannot be written in.
+    """
+    text = str(path)
+    if not text:
+        raise InputError(source="''", reason="expected a file path, got an empty path")
+    suffix = Path(text).suffix
+    if suffix.lower() not in suffixes:
+        wanted = " or ".join(suffixes)
+        raise InputError(source=text, reason=f"expected a {wanted} file, got {suffix!r}")
+    info = existing_kind(text)
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(source=text, reason="is a directory, expected a file to write")
+        return
+    folder = os.path.dirname(text) or "."
+    facts = existing_kind(folder)
+    if facts is None or not stat.S_ISDIR(facts.st_mode):
+        raise InputError(source=text, reason=f"no directory {folder!r} to write in")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(source=text, reason=f"cannot write in {folder!r}")

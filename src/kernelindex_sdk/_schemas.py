@@ -140,8 +140,12 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
     Raises:
         OutputIsInputError: when a file to write is one of the packaged schema files
             (``out`` is the package's own schema folder, or links to its files).
-        InputError: when the folder or a file cannot be written, or for an unknown kind.
+        InputError: for an empty path, when the folder or a file cannot be written, or
+            for an unknown kind.
     """
+    if not str(out):
+        # Path("") is the current folder: an empty option is a mistake, not a choice.
+        raise InputError(source="''", reason="expected a folder path, got an empty path")
     folder = Path(out)
     names = schema_files_for(kind)
     # Into the packaged folder itself, bundle.json would replace the shipped one.

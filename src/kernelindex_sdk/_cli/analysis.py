@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import compare, report
-from .._files import refuse_overwriting_inputs
+from .. import _plot, compare, report
+from .._files import check_output_file, refuse_overwriting_inputs
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
 from ._common import (
@@ -82,6 +82,9 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
 def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
     plot = [args.plot] if args.plot is not None else []
     refuse_overwriting_inputs([*plot, *stdout_fd(io)], args.paths)
+    if args.plot is not None:
+        # A picture that cannot be written fails now, before the tables are printed.
+        check_output_file(args.plot, suffixes=_plot.SUFFIXES)
     runs = _load(args.paths, io, args.verify_digests)
     invalid = _problems(runs, "input", io)
     found = report.families(runs, x=args.x)

@@ -441,3 +441,17 @@ def test_schema_out_refuses_an_empty_path(tmp_path: Path, monkeypatch: pytest.Mo
     assert (status, out) == (2, "")
     assert err.splitlines() == ["kernelindex: '': expected a folder path, got an empty path"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [t for t in HOSTILE if t.strip(" ") == t]
+    + ["0,1_0", "0,\u0661", "16", "0,99999999999999999999"],
+)
+def test_devices_take_ascii_gpu_indices_below_the_visible_count(text: str) -> None:
+    from kernelindex_sdk.errors import LaunchError
+    from kernelindex_sdk.reference_kernels.workers import parse_devices
+
+    with pytest.raises(LaunchError, match=r"^--devices: expected 'all' or comma-separated"):
+        parse_devices(text, 16)
+    assert parse_devices("0, 15", 16) == [0, 15]

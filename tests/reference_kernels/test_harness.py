@@ -236,18 +236,28 @@ def test_a_point_that_cannot_be_set_up_becomes_a_failed_record(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--beta", "2"], "kernelindex: --beta: expected a number in [0, 1], got 2.0"),
-        (["--beta", "nan"], "kernelindex: --beta: expected a number in [0, 1], got nan"),
+        (
+            ["--beta", "2"],
+            "kernelindex bench jsd: argument --beta: expected a number from 0 to 1, got '2'"
+            " (see 'kernelindex bench jsd --help')",
+        ),
+        (
+            ["--beta", "nan"],
+            "kernelindex bench jsd: argument --beta: expected a number in ASCII digits such as"
+            " 5 or 0.5, got 'nan' (see 'kernelindex bench jsd --help')",
+        ),
         (
             ["--tokens", "4,-4"],
             "kernelindex bench jsd: argument --tokens: expected comma-separated integers"
-            " (digits 0-9), got '-4' (see 'kernelindex bench jsd --help')",
+            " in ASCII digits 0-9 up to 9007199254740991, got '-4'"
+            " (see 'kernelindex bench jsd --help')",
         ),
         (["--tokens", "0"], "kernelindex: --tokens: expected integers in [1, 2^53 - 1], got 0"),
         (
             ["--vocab", "-3"],
             "kernelindex bench jsd: argument --vocab: expected comma-separated integers"
-            " (digits 0-9), got '-3' (see 'kernelindex bench jsd --help')",
+            " in ASCII digits 0-9 up to 9007199254740991, got '-3'"
+            " (see 'kernelindex bench jsd --help')",
         ),
         (
             ["--tokens", ""],

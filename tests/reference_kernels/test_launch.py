@@ -49,7 +49,8 @@ LAUNCHER = (
     "SLURM_ARRAY_TASK_STEP",
     CPU_WORKERS,
 )
-STAMP = re.compile(r"-\d{4}(-\d\d){5}-\d{3}$")
+# The time a run started and the random suffix that sets apart runs of one millisecond.
+STAMP = re.compile(r"-\d{4}(-\d\d){5}-\d{3}-[0-9a-f]{8}$")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -201,7 +202,8 @@ def merged(tmp_path: Path, name: str, *inputs: Path) -> list[dict[str, Any]]:
 
 
 def identity(bundles: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """What two runs of the same points share: names (runs: less the time), status, digests."""
+    """What two runs of the same points share: names (runs: less time and suffix), status,
+    digests."""
     rows = []
     for bundle in bundles:
         run, spec = bundle["run"], bundle["run"]["spec"]

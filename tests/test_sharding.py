@@ -382,3 +382,13 @@ def test_cli_maps_launch_errors_to_usage_status(monkeypatch: pytest.MonkeyPatch)
     status = main(["merge", str(Path(__file__))], stdout=io.StringIO(), stderr=err)
     assert status == 2
     assert err.getvalue() == "kernelindex: --shard: expected I/N, got 'x'\n"
+
+
+@pytest.mark.parametrize("count", range(1, 12))
+def test_select_gives_the_partitions_share_for_any_count(count: int) -> None:
+    """The shortcut for more shards than points changes no share (costs tie and differ)."""
+    points = [5.0, 1.0, 5.0, 3.0, 0.0, 2.0]
+    for index in range(count):
+        launch = Launch(shard=Shard(index, count, "test"))
+        assert launch.select(points, cost=float) == partition(points, count, cost=float)[index]
+    assert Launch(shard=Shard(0, 3, "test")).select([], cost=float) == []

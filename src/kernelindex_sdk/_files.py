@@ -24,6 +24,7 @@ from .errors import InputError, OutputIsInputError
 
 __all__ = [
     "RECORD_SUFFIXES",
+    "check_new_file",
     "check_output_file",
     "describe_mode",
     "ensure_folder",
@@ -271,10 +272,19 @@ def check_output_file(path: str | Path, *, suffixes: tuple[str, ...]) -> None:
         wanted = " or ".join(suffixes)
         raise InputError(source=text, reason=f"expected a {wanted} file, got {suffix!r}")
     info = existing_kind(text)
-    if info is not None:
-        if stat.S_ISDIR(info.st_mode):
-            raise InputError(source=text, reason="is a directory, expected a file to write")
-        return
+    if info is None:
+        check_new_file(text)
+    elif stat.S_ISDIR(info.st_mode):
+        raise InputError(source=text, reason="is a directory, expected a file to write")
+
+
+def check_new_file(path: str | Path) -> None:
+    """Check that a file that does not exist yet can be created at ``path``; create nothing.
+
+    Raises:
+        InputError: when its folder is missing, is no folder, or cannot be written in.
+    """
+    text = str(path)
     folder = os.path.dirname(text) or "."
     facts = existing_kind(folder)
     if facts is None or not stat.S_ISDIR(facts.st_mode):

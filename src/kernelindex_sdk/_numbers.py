@@ -17,12 +17,13 @@ from typing import Final
 
 from .errors import ArgumentError
 
-__all__ = ["MAX_TEXT", "parse_decimal", "parse_integer"]
+__all__ = ["DECIMAL", "MAX_TEXT", "parse_decimal", "parse_integer"]
 
 #: The longest text read as a number; longer text is refused unread.
 MAX_TEXT: Final = 64
 _INTEGER: Final = re.compile(r"[0-9]+\Z")
-_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+#: A decimal number as people and CSV files write it: ASCII ``[+-]digits[.digits][e[+-]digits]``.
+DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 def _shown(text: str) -> str:
@@ -76,7 +77,7 @@ def parse_decimal(text: str, *, what: str, minimum: float, maximum: float | None
     Raises:
         ArgumentError: naming ``what``, for anything else.
     """
-    if len(text) > MAX_TEXT or _DECIMAL.match(text) is None:
+    if len(text) > MAX_TEXT or DECIMAL.match(text) is None:
         raise ArgumentError(
             argument=what,
             reason=f"expected a number in ASCII digits such as 5 or 0.5, got {_shown(text)}",

@@ -25,7 +25,7 @@ import attrs
 
 from . import _jsontext, validation
 from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
-from ._files import describe_mode, existing_kind, replace_file
+from ._files import check_new_file, describe_mode, existing_kind, replace_file
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 
@@ -551,12 +551,7 @@ class JSONLinesWriter:
         check_json_lines_target(self._path)
         info = existing_kind(self._path)
         if info is None:
-            folder = os.path.dirname(self._path) or "."
-            facts = existing_kind(folder)
-            if facts is None or not stat.S_ISDIR(facts.st_mode):
-                raise InputError(source=self._path, reason=f"no directory {folder!r} to write in")
-            if not os.access(folder, os.W_OK | os.X_OK):
-                raise InputError(source=self._path, reason=f"cannot write in {folder!r}")
+            check_new_file(self._path)
             return
         if stat.S_ISDIR(info.st_mode):
             raise InputError(source=self._path, reason="is a directory, expected a file to write")

@@ -392,3 +392,10 @@ def test_select_gives_the_partitions_share_for_any_count(count: int) -> None:
         launch = Launch(shard=Shard(index, count, "test"))
         assert launch.select(points, cost=float) == partition(points, count, cost=float)[index]
     assert Launch(shard=Shard(0, 3, "test")).select([], cost=float) == []
+
+
+def test_a_long_shard_option_is_cut_in_its_message() -> None:
+    with pytest.raises(LaunchError) as caught:
+        detect_launch("0/" + "9" * 5000, {})
+    assert len(str(caught.value)) < 200
+    assert str(caught.value).endswith("...'")

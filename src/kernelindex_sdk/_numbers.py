@@ -17,7 +17,7 @@ from typing import Final
 
 from .errors import ArgumentError
 
-__all__ = ["DECIMAL", "MAX_TEXT", "parse_decimal", "parse_integer"]
+__all__ = ["DECIMAL", "MAX_TEXT", "parse_decimal", "parse_integer", "shown"]
 
 #: The longest text read as a number; longer text is refused unread.
 MAX_TEXT: Final = 64
@@ -26,7 +26,8 @@ _INTEGER: Final = re.compile(r"[0-9]+\Z")
 DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
-def _shown(text: str) -> str:
+def shown(text: str) -> str:
+    """``text`` as a message shows it: its repr, cut after :data:`MAX_TEXT` characters."""
     return repr(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "...")
 
 
@@ -48,14 +49,14 @@ def parse_integer(text: str, *, what: str, minimum: int = 0, maximum: int) -> in
     """
     if len(text) > MAX_TEXT or _INTEGER.match(text) is None:
         raise ArgumentError(
-            argument=what, reason=f"expected an integer in ASCII digits 0-9, got {_shown(text)}"
+            argument=what, reason=f"expected an integer in ASCII digits 0-9, got {shown(text)}"
         )
     # Length first: int() of a long digit string is never needed to refuse it.
     value = int(text) if len(text.lstrip("0")) <= len(str(maximum)) else maximum + 1
     if not minimum <= value <= maximum:
         raise ArgumentError(
             argument=what,
-            reason=f"expected an integer from {minimum} to {maximum}, got {_shown(text)}",
+            reason=f"expected an integer from {minimum} to {maximum}, got {shown(text)}",
         )
     return value
 
@@ -80,15 +81,15 @@ def parse_decimal(text: str, *, what: str, minimum: float, maximum: float | None
     if len(text) > MAX_TEXT or DECIMAL.match(text) is None:
         raise ArgumentError(
             argument=what,
-            reason=f"expected a number in ASCII digits such as 5 or 0.5, got {_shown(text)}",
+            reason=f"expected a number in ASCII digits such as 5 or 0.5, got {shown(text)}",
         )
     value = float(text)
     bound = f">= {minimum:g}" if maximum is None else f"from {minimum:g} to {maximum:g}"
     if not math.isfinite(value):
         raise ArgumentError(
             argument=what,
-            reason=f"expected a finite number {bound}, got {_shown(text)} (beyond the float range)",
+            reason=f"expected a finite number {bound}, got {shown(text)} (beyond the float range)",
         )
     if value < minimum or (maximum is not None and value > maximum):
-        raise ArgumentError(argument=what, reason=f"expected a number {bound}, got {_shown(text)}")
+        raise ArgumentError(argument=what, reason=f"expected a number {bound}, got {shown(text)}")
     return value

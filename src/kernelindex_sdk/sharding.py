@@ -19,7 +19,7 @@ from typing import Final, TypeVar
 
 import attrs
 
-from ._numbers import parse_integer
+from ._numbers import parse_integer, shown
 from .errors import ArgumentError, LaunchError
 
 __all__ = [
@@ -172,7 +172,7 @@ def parse_shard(text: str) -> tuple[int, int]:
         setting="--shard",
         reason=(
             f"expected I/N in ASCII digits with 0 <= I < N <= {MAX_LAUNCH_NUMBER}"
-            f" (e.g. '0/4'), got {text!r}"
+            f" (e.g. '0/4'), got {shown(text)}"
         ),
     )
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from ._files import ensure_folder, write_text_atomic
+from ._files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
 from .errors import InputError
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
@@ -178,10 +178,18 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
         The paths written.
 
     Raises:
-        InputError: when the folder or a file cannot be written, or for an unknown kind.
+        OutputIsInputError: when a file to write is one of the packaged schema files
+            (``out`` is the package's own schema folder, or links to its files).
+        InputError: for an empty path, when the folder or a file cannot be written, or
+            for an unknown kind.
     """
+    if not str(out):
+        # Path("") is the current folder: an empty option is a mistake, not a choice.
+        raise InputError(source="''", reason="expected a folder path, got an empty path")
     folder = Path(out)
     names = schema_files_for(kind)
+    # Into the packaged folder itself, bundle.json would replace the shipped one.
+    refuse_overwriting_inputs([folder / name for name in names], [schema_dir()])
     ensure_folder(folder)
     published = published_schemas()
     written = []

@@ -15,7 +15,7 @@ from typing import IO
 import attrs
 
 from . import validation
-from .documents import Document, FileProblem, OnError, iter_documents
+from .documents import Document, FileProblem, OnError, OnNotice, iter_documents
 from .errors import SchemaValidationError
 
 __all__ = ["DocumentDigests", "digest_documents"]
@@ -42,6 +42,7 @@ def digest_documents(
     *,
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
 ) -> Iterator[DocumentDigests]:
     """Yield the digest comparisons of every document of the given paths.
 
@@ -55,11 +56,12 @@ def digest_documents(
         stdin: The stream ``-`` reads (default: the process's standard input).
         on_error: Called with the InputError of each path that cannot be read, after
             which the next path is read; by default the error is raised.
+        on_notice: Called with a line for each folder that holds no records.
 
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    for document in iter_documents(paths, stdin=stdin, on_error=on_error):
+    for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         try:
             comparisons = validation.compare_digests(document.text)
         except SchemaValidationError as err:

@@ -27,6 +27,7 @@ __all__ = [
     "KernelIndexError",
     "LaunchError",
     "MissingDependencyError",
+    "OutputIsInputError",
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
@@ -113,6 +114,17 @@ class InputError(KernelIndexError):
     def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
         """The InputError for an OSError met while reading or writing ``source``."""
         return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class OutputIsInputError(InputError):
+    """An output would be written over one of the command's own inputs.
+
+    ``source`` is the output as given, ``input`` the input it is (the same file by device
+    and inode: the same path, a symlink or a hard link), ``reason`` says so.
+    """
+
+    input: str
 
 
 @contextlib.contextmanager

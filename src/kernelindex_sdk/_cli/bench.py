@@ -11,6 +11,7 @@ from ._common import (
     EXIT_USAGE,
     Streams,
     add_out,
+    decimal,
     ints,
     names,
     reader_gone,
@@ -48,7 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--dtype", type=names, metavar="LIST", help="fp32,bf16,fp16 (default per device)"
     )
     jsd.add_argument("--pass", dest="pass_", choices=("forward",), default="forward")
-    jsd.add_argument("--beta", type=float, default=0.5, help="weight of P in [0, 1] (default 0.5)")
+    jsd.add_argument(
+        "--beta", type=decimal(0, 1), default=0.5, help="weight of P in [0, 1] (default 0.5)"
+    )
     jsd.add_argument(
         "--input-grad",
         choices=("off", "on", "both"),
@@ -123,8 +126,8 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         Provenance(commit=args.commit, branch=args.branch, commit_time=args.commit_time)
     )
     writer = JSONLinesWriter(part.out, stream=io.stdout)
-    # A missing folder or a full device fails now, not after the whole sweep ran;
-    # nothing is created before the first record.
+    # An empty or non-.jsonl path, a missing folder or a full device fails now, not after
+    # the whole sweep ran; nothing is created before the first record.
     writer.check()
     if part.device.type == "cpu":
         print(

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from .._files import refuse_overwriting_inputs
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history
 from . import analysis
-from ._common import EXIT_OK, EXIT_USAGE, Streams
+from ._common import EXIT_OK, EXIT_USAGE, Streams, stdout_fd
 from .store import add_db, add_filters, filters_of
 
 __all__ = ["compare_with_branch", "register"]
@@ -69,6 +70,7 @@ def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
     for dest, flag in _BASE_OPTIONS:
         if getattr(args, dest):
             return _usage(io, f"{flag} cannot be used with --history (the series choose the base)")
+    refuse_overwriting_inputs(stdout_fd(io), [args.base])
     new = analysis._load([args.base], io, args.verify_digests)
     invalid = analysis._problems(new, "NEW", io)
     with open_store(args.db, create=False) as store:

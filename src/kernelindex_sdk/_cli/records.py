@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from collections.abc import Callable
 
 from .. import declared_digests, documents, validation
 from .._display import display_path, json_safe, printable, printable_pointer
+from .._files import refuse_overwriting_inputs
 from .._schemas import (
     SCHEMA_FILES,
     export_schemas,
@@ -23,7 +23,9 @@ from ._common import (
     EXIT_USAGE,
     Streams,
     add_verify_digests,
+    notice,
     silence_stdout,
+    stdout_fd,
 )
 
 __all__ = ["register"]
@@ -81,34 +83,32 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
     tally = _Tally(io)
     render: Callable[[documents.FileProblem], str] = _github if args.format == "github" else str
     found: list[dict[str, object]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", documents.NoRecordsWarning)
-        results = documents.check_documents(
-            args.paths,
-            verify_digests=args.verify_digests,
-            stdin=io.stdin,
-            on_error=tally.unreadable_input,
-        )
-        try:
-            for result in results:
-                tally.documents += 1
-                tally.valid += result.valid
-                if args.format == "json":
-                    found.extend(p.as_dict() for p in result.problems)
-                else:
-                    for problem in result.problems:
-                        print(render(problem), file=io.stdout)
+    refuse_overwriting_inputs(stdout_fd(io), args.paths)
+    results = documents.check_documents(
+        args.paths,
+        verify_digests=args.verify_digests,
+        stdin=io.stdin,
+        on_error=tally.unreadable_input,
+        on_notice=notice(io),
+    )
+    try:
+        for result in results:
+            tally.documents += 1
+            tally.valid += result.valid
             if args.format == "json":
-                io.stdout.write(_json_text(found))
-            io.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (| head -1): the verdict so far stands. In text
-            # form a problem was being printed, so it is not a pass; the JSON form is
-            # printed for valid input too ("[]").
-            silence_stdout(io)
-            return tally.status if args.format == "json" else max(tally.status, EXIT_INVALID)
-    for warning in caught:
-        print(f"kernelindex: {warning.message}", file=io.stderr)
+                found.extend(p.as_dict() for p in result.problems)
+            else:
+                for problem in result.problems:
+                    print(render(problem), file=io.stdout)
+        if args.format == "json":
+            io.stdout.write(_json_text(found))
+        io.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (| head -1): the verdict so far stands. In text form a
+        # problem was being printed, so it is not a pass; the JSON form is printed for
+        # valid input too ("[]").
+        silence_stdout(io)
+        return tally.status if args.format == "json" else max(tally.status, EXIT_INVALID)
     if not args.quiet:
         invalid = tally.documents - tally.valid
         print(
@@ -165,28 +165,27 @@ def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
         status = EXIT_USAGE
         print(f"kernelindex: {err}", file=io.stderr)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", documents.NoRecordsWarning)
-        results = declared_digests.digest_documents(args.paths, stdin=io.stdin, on_error=unreadable)
-        try:
-            for result in results:
-                if not result.ok:
-                    status = max(status, EXIT_INVALID)
-                if args.format == "json":
-                    entries.append(_digest_entry(result))
-                elif result.problems:
-                    for problem in result.problems:
-                        print(problem, file=io.stderr)
-                else:
-                    _print_digests(result, io)
+    refuse_overwriting_inputs(stdout_fd(io), args.paths)
+    results = declared_digests.digest_documents(
+        args.paths, stdin=io.stdin, on_error=unreadable, on_notice=notice(io)
+    )
+    try:
+        for result in results:
+            if not result.ok:
+                status = max(status, EXIT_INVALID)
             if args.format == "json":
-                io.stdout.write(_json_text(entries))
-            io.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away: the verdict so far stands.
-            silence_stdout(io)
-    for warning in caught:
-        print(f"kernelindex: {warning.message}", file=io.stderr)
+                entries.append(_digest_entry(result))
+            elif result.problems:
+                for problem in result.problems:
+                    print(problem, file=io.stderr)
+            else:
+                _print_digests(result, io)
+        if args.format == "json":
+            io.stdout.write(_json_text(entries))
+        io.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away: the verdict so far stands.
+        silence_stdout(io)
     return status
 
 

@@ -65,7 +65,7 @@ def synthetic(
     line stays level (within 1% noise). With ``hostile`` every name and label carries
     markup and line separators.
     """
-    rng = random.Random(seed)
+    rng = random.Random(seed)  # noqa: S311 (test timings, not secrets)
     rows = []
     workloads: dict[str, dict[str, Any]] = {}
     texts = {}
@@ -86,7 +86,9 @@ def synthetic(
                 for g, gpu in enumerate(gpus):
                     for provider in providers:
                         base = 250_000 * (1 + g) * (2 if provider == "torch" else 1)
-                        slow = step_at is not None and c >= step_at and provider == "triton" and g == 0
+                        slow = (
+                            step_at is not None and c >= step_at and provider == "triton" and g == 0
+                        )
                         median = int(base * (1.3 if slow else 1.0) * (1 + rng.uniform(-0.01, 0.01)))
                         name = f"{op}-{dtype}-{provider}-{g}-{c}"
                         if hostile:

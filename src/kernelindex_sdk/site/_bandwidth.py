@@ -36,9 +36,7 @@ GPU_BANDWIDTH: Mapping[str, float] = {
 }
 
 
-def peak_bandwidth(
-    product: str | None, table: Mapping[str, float] | None = None
-) -> float | None:
+def peak_bandwidth(product: str | None, table: Mapping[str, float] | None = None) -> float | None:
     """The peak bandwidth of ``product`` in bytes/s: ``table`` first, then GPU_BANDWIDTH.
 
     Args:

@@ -222,7 +222,7 @@ def _copy_static(out: Path) -> None:
         target = out / name if name == "index.html" else assets / name
         target.write_bytes(static.joinpath(name).read_bytes())
     for name in _VENDOR:
-        (assets / name).write_bytes(static.joinpath("vendor", name).read_bytes())
+        (assets / name).write_bytes(static.joinpath("vendor").joinpath(name).read_bytes())
 
 
 def _prepare(out: Path) -> Path:
@@ -296,7 +296,7 @@ def write_site(
     try:
         _copy_static(tmp)
         files = len(_STATIC) + len(_VENDOR)
-        for s, entry in zip(series, entries):
+        for s, entry in zip(series, entries, strict=True):
             payload = dict(entry)
             payload.update(
                 runs=[_run_cells(run) for run in s.runs],

@@ -112,9 +112,7 @@ def group_series(
         line = on_main or list(range(len(runs)))
         if key[0] not in specs:
             specs[key[0]] = workload(key[0]) or {}
-        out.append(
-            Series(id=series_id(key), key=key, runs=runs, line=line, workload=specs[key[0]])
-        )
+        out.append(Series(id=series_id(key), key=key, runs=runs, line=line, workload=specs[key[0]]))
     out.sort(key=lambda s: (s.runs[0].operation or "", s.key[4], s.key[1], s.id))
     return out
 
@@ -132,9 +130,7 @@ class Regression:
     step: Step
 
 
-def regressions(
-    series: Iterable[Series], steps: Mapping[str, Sequence[Step]]
-) -> list[Regression]:
+def regressions(series: Iterable[Series], steps: Mapping[str, Sequence[Step]]) -> list[Regression]:
     """The lines that are slower now than before their last step, worst first.
 
     Args:

@@ -47,13 +47,16 @@ def _kernelindex(env: Mapping[str, str]) -> list[str]:
 
 def _run(command: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
     print("+ " + shlex.join(command), file=sys.stderr, flush=True)
-    return subprocess.run(list(command), capture_output=True, text=True, env=dict(env), check=False)
+    # The commands are this script's own, with the workflow's inputs as arguments.
+    return subprocess.run(  # noqa: S603
+        list(command), capture_output=True, text=True, env=dict(env), check=False
+    )
 
 
 def _commit_time(sha: str, env: Mapping[str, str]) -> str | None:
     """The commit's committer time from the job's checkout, when git knows the commit."""
     try:
-        found = subprocess.run(
+        found = subprocess.run(  # noqa: S603 (the sha is an argument, not a command)
             ["git", "log", "-1", "--format=%cI", sha],  # noqa: S607 (git from PATH)
             capture_output=True,
             text=True,

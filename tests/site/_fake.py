@@ -23,6 +23,11 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+def synthetic_commit(c: int) -> str:
+    """The fake commit sha of the ``c``-th commit of :func:`synthetic`."""
+    return hashlib.sha1(f"commit{c}".encode()).hexdigest()  # noqa: S324 (a fake sha)
+
+
 class FakeSource:
     """Runs held in memory: ``rows`` plus ``workloads`` by digest and ``texts`` by name."""
 
@@ -40,7 +45,8 @@ class FakeSource:
         return list(self._rows)
 
     def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
-        assert kind == "Workload"
+        if kind != "workload":
+            return None
         return self.workloads.get(digest)
 
     def record_texts(self, names: Sequence[str]) -> Iterable[tuple[str, str]]:
@@ -71,7 +77,7 @@ def synthetic(
     texts = {}
     tag = HOSTILE if hostile else ""
     for c in range(commits):
-        commit = hashlib.sha1(f"commit{c}".encode()).hexdigest()  # noqa: S324 (a fake sha)
+        commit = synthetic_commit(c)
         when = f"2026-11-{1 + c // 24:02d}T{c % 24:02d}:00:00.000Z"
         for op in operations:
             for dtype in dtypes:
@@ -105,7 +111,7 @@ def synthetic(
                                 p20_ns=int(median * 0.98),
                                 p80_ns=int(median * 1.03),
                                 workload_digest=wd,
-                                implementation_digest=_digest(provider),
+                                implementation_digest=_digest(provider + ("2" if slow else "")),
                                 protocol_digest=_digest("protocol"),
                                 environment_digest=_digest(gpu),
                                 operation=op,

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 import pytest
-from _fake import FakeSource, level_steps, synthetic
+from _fake import FakeSource, level_steps, synthetic, synthetic_commit
 
 from kernelindex_sdk.errors import InputError, KernelIndexError
 from kernelindex_sdk.site import GPU_BANDWIDTH, MARKER, Step, peak_bandwidth, write_site
@@ -200,3 +200,15 @@ def test_landing_page_weight_stays_under_a_megabyte_with_many_series(tmp_path: P
     assert summary.landing_bytes < 1_000_000
     site_js = (summary.out / "data" / "site.js").stat().st_size
     assert site_js < 400_000
+
+
+def test_default_steps_are_historys_with_their_causes(tmp_path: Path) -> None:
+    """Without find_steps, the change points and causes are store.history's."""
+    summary = write_site(tmp_path / "s", synthetic(commits=12, step_at=6))
+    health = _read(summary.out, "site")["health"]
+    assert len(health) == 4
+    for h in health:
+        assert h["cause"] == "implementation"
+        assert "implementationDigest" in h["detail"]
+        assert h["commit"] == synthetic_commit(6)
+        assert 1.25 < h["ratio"] < 1.35

@@ -34,7 +34,7 @@ from .._version import __version__
 from ..errors import InputError
 from ..store._rows import RunRow
 from ._bandwidth import peak_bandwidth
-from ._model import Series, Step, StepFinder, group_series, regressions
+from ._model import Series, Step, StepFinder, group_series, history_steps, regressions
 from ._payload import write_script
 
 __all__ = ["MARKER", "RecordSource", "SiteSummary", "write_site"]
@@ -59,7 +59,7 @@ class RecordSource(Protocol):
         ...
 
     def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
-        """The stored spec of a kind (``Workload``) and digest, or None."""
+        """The stored spec of a kind (``workload``, ``implementation``...) and digest."""
         ...
 
     def record_texts(self, names: Sequence[str]) -> Iterable[tuple[str, str]]:
@@ -105,13 +105,13 @@ def _series_entry(s: Series, bandwidths: Mapping[str, float] | None) -> dict[str
     dtype, params, moved = _workload_facts(s.workload)
     return {
         "id": s.id,
-        "workload": s.key[0],
+        "workload": s.key.workload_digest,
         "operation": first.operation,
         "pass": first.pass_,
         "provider": first.provider,
         "entryPoint": first.entry_point,
         "gpu": first.hardware,
-        "protocol": s.key[3],
+        "protocol": s.key.protocol_digest,
         "dtype": dtype,
         "params": params,
         "bytesMoved": moved,
@@ -258,7 +258,7 @@ def write_site(
     out: str | os.PathLike[str],
     source: RecordSource,
     *,
-    find_steps: StepFinder,
+    find_steps: StepFinder | None = None,
     main_branch: str = "main",
     title: str = "kernelindex dashboard",
     bandwidths: Mapping[str, float] | None = None,
@@ -270,7 +270,9 @@ def write_site(
         out: A new or empty folder, or one this function wrote before (it is replaced
             whole once the new build is complete).
         source: Where the runs come from (a :class:`~kernelindex_sdk.store.Store`).
-        find_steps: The change points of a line (its runs in order).
+        find_steps: The change points of a line (its runs in order); default
+            :func:`kernelindex_sdk.store.history.history`'s, causes named from
+            ``source.spec``.
         main_branch: The branch whose runs make each series' line and Health.
         title: The page title.
         bandwidths: Peak bandwidth in bytes/s by GPU product, over GPU_BANDWIDTH.
@@ -286,9 +288,10 @@ def write_site(
     target = Path(out)
     rows = source.rows()
     series = group_series(
-        rows, main_branch=main_branch, workload=lambda d: source.spec("Workload", d)
+        rows, main_branch=main_branch, workload=lambda d: source.spec("workload", d)
     )
-    steps = {s.id: list(find_steps(s.line_runs)) for s in series}
+    finder = find_steps if find_steps is not None else history_steps(source.spec)
+    steps = {s.id: list(finder(s.line_runs)) for s in series}
     entries = [_series_entry(s, bandwidths) for s in series]
     menu, ref_files = _refs(series)
     health = _health(series, steps, bandwidths)
@@ -320,7 +323,7 @@ def write_site(
             "counts": {
                 "runs": len(rows),
                 "series": len(series),
-                "workloads": len({s.key[0] for s in series}),
+                "workloads": len({s.key.workload_digest for s in series}),
                 "regressions": len(regressions(series, steps)),
                 "commits": len(menu["commits"]),
                 "branches": len(menu["branches"]),

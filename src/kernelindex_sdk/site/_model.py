@@ -16,8 +16,10 @@ from typing import Any
 import attrs
 
 from ..store._rows import RunRow
+from ..store.history import SpecLookup, history
+from ..store.series import SeriesKey, series_key
 
-__all__ = ["Series", "Step", "StepFinder", "group_series", "regressions"]
+__all__ = ["Series", "Step", "StepFinder", "group_series", "history_steps", "regressions"]
 
 
 @attrs.frozen(kw_only=True)
@@ -47,14 +49,14 @@ class Series:
 
     Attributes:
         id: 16 hex digits naming its data files (from its key, stable across builds).
-        key: workload digest, provider, entry point, protocol digest, GPU.
+        key: What its runs share (as history keys its series).
         runs: Every run of the series, in order.
         line: The indexes in ``runs`` of the line's runs.
         workload: The workload spec (operation, pass, parameters, bytesMoved), or {}.
     """
 
     id: str
-    key: tuple[str, str, str, str, str]
+    key: SeriesKey
     runs: Sequence[RunRow]
     line: Sequence[int]
     workload: Mapping[str, Any]
@@ -69,20 +71,9 @@ def _order(row: RunRow) -> tuple[str, str, str]:
     return (row.order_key, row.observed_at, row.name)
 
 
-def series_key(row: RunRow) -> tuple[str, str, str, str, str]:
-    """The series a run belongs to (provider and entry point empty when absent)."""
-    return (
-        row.workload_digest,
-        row.provider or "",
-        row.entry_point or "",
-        row.protocol_digest,
-        row.hardware or "",
-    )
-
-
-def series_id(key: Iterable[str]) -> str:
+def series_id(key: SeriesKey) -> str:
     """16 hex digits of the SHA-256 of the key's parts (NUL-separated)."""
-    return hashlib.sha256("\0".join(key).encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256("\0".join(attrs.astuple(key)).encode("utf-8")).hexdigest()[:16]
 
 
 def group_series(
@@ -101,7 +92,7 @@ def group_series(
     Returns:
         The series, sorted by operation, GPU, provider and id.
     """
-    groups: dict[tuple[str, str, str, str, str], list[RunRow]] = defaultdict(list)
+    groups: dict[SeriesKey, list[RunRow]] = defaultdict(list)
     for row in rows:
         groups[series_key(row)].append(row)
     out = []
@@ -110,11 +101,41 @@ def group_series(
         runs.sort(key=_order)
         on_main = [i for i, run in enumerate(runs) if run.branch == main_branch]
         line = on_main or list(range(len(runs)))
-        if key[0] not in specs:
-            specs[key[0]] = workload(key[0]) or {}
-        out.append(Series(id=series_id(key), key=key, runs=runs, line=line, workload=specs[key[0]]))
-    out.sort(key=lambda s: (s.runs[0].operation or "", s.key[4], s.key[1], s.id))
+        digest = key.workload_digest
+        if digest not in specs:
+            specs[digest] = workload(digest) or {}
+        out.append(Series(id=series_id(key), key=key, runs=runs, line=line, workload=specs[digest]))
+    out.sort(key=lambda s: (s.runs[0].operation or "", s.key.hardware, s.key.provider, s.id))
     return out
+
+
+def history_steps(spec: SpecLookup | None) -> StepFinder:
+    """The StepFinder of :func:`kernelindex_sdk.store.history.history`: its change points
+    and causes, placed on the line by run name.
+
+    Args:
+        spec: ``Store.spec``, so that a cause names the fields that changed.
+
+    Returns:
+        A function from a line (runs of one series, in order) to its steps.
+    """
+
+    def find(line: Sequence[RunRow]) -> list[Step]:
+        where = {run.name: i for i, run in enumerate(line)}
+        steps = [
+            Step(
+                index=where[change.run],
+                ratio=change.ratio,
+                cause=change.cause,
+                detail="; ".join(str(d) for d in change.differences),
+            )
+            for found in history(line, spec=spec)
+            for change in found.changes
+        ]
+        steps.sort(key=lambda step: step.index)
+        return steps
+
+    return find
 
 
 @attrs.frozen(kw_only=True)

@@ -38,6 +38,7 @@ __all__ = [
     "JSONLinesWriter",
     "NoRecordsWarning",
     "check_documents",
+    "expand_paths",
     "iter_documents",
     "json_line",
     "validate_paths",
@@ -234,6 +235,21 @@ def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[s
             if str(key) not in seen:
                 seen.add(str(key))
                 yield candidate
+
+
+def expand_paths(
+    paths: Iterable[str | Path], *, on_error: OnError | None = None
+) -> Iterator[str | Path]:
+    """Yield each file the given paths name, as :func:`iter_documents` reads them.
+
+    Folders are searched as :func:`iter_documents` says; a file reached twice is given
+    once; ``-`` (standard input) is given as it is.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read (unless ``on_error``
+            is given).
+    """
+    yield from _expand(paths, on_error)
 
 
 def _too_large(source: str) -> InputError:

@@ -1,0 +1,164 @@
+"""What a stored record gives each table: its run's columns and its digested objects.
+
+Works on a validated record's JSON value (a bundle, a run, a protocol or an
+environment); nothing here re-validates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+import attrs
+
+from .. import provenance
+from .._semantic import _UNITS
+from ..digest import environment_digest, protocol_digest
+
+__all__ = ["ObjectRow", "RunColumns", "canonical", "objects_of", "run_columns", "run_of"]
+
+# Nanoseconds per time unit (the semantic checks' table).
+_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
+# A bundle's members by the kind of their object table.
+_MEMBERS: Final = (("protocol", "protocol"), ("environment", "environment"))
+
+
+def canonical(value: Any) -> str:
+    """A JSON text that is equal for equal JSON values (sorted keys, no spaces)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+@attrs.frozen
+class ObjectRow:
+    """A digested object: its table's kind, digest, spec and the columns taken from it."""
+
+    kind: str
+    digest: str
+    spec: Any
+    extra: tuple[Any, ...]
+
+    @property
+    def spec_text(self) -> str:
+        """The spec as stored (canonical JSON text)."""
+        return canonical(self.spec)
+
+
+def run_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The run of a bundle or a run record; None for a protocol or environment."""
+    if "run" in record:
+        run: dict[str, Any] = record["run"]
+        return run
+    return record if record.get("kind") == "BenchmarkRun" else None
+
+
+def _extra(kind: str, spec: dict[str, Any], name: str | None) -> tuple[Any, ...]:
+    if kind == "workload":
+        return (spec.get("operation"), spec.get("pass"))
+    if kind == "implementation":
+        return (spec.get("provider"), spec.get("entryPoint"))
+    if kind == "protocol":
+        return (name,)
+    hardware = spec.get("hardware")
+    return (name, hardware.get("product") if isinstance(hardware, dict) else None)
+
+
+def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
+    """The digested objects a record carries, each with the digest it is known by.
+
+    A run's workload and implementation, and a bundle's protocol and environment, go by
+    the digests the run declares. A protocol or environment document on its own goes by
+    the digest of its spec, computed.
+    """
+    run = run_of(record)
+    if run is None:
+        kind = "protocol" if record["kind"] == "BenchmarkProtocol" else "environment"
+        spec = record["spec"]
+        digest = protocol_digest(spec) if kind == "protocol" else environment_digest(spec)
+        yield ObjectRow(kind, digest, spec, _extra(kind, spec, record["metadata"]["name"]))
+        return
+    spec = run["spec"]
+    for kind, key in (("workload", "workload"), ("implementation", "implementation")):
+        obj = spec.get(key)
+        if obj is not None:
+            yield ObjectRow(kind, spec[f"{key}Digest"], obj, _extra(kind, obj, None))
+    for kind, member in _MEMBERS:
+        doc = record.get(member) if "run" in record else None
+        if doc is not None:
+            name = doc["metadata"]["name"]
+            obj = doc["spec"]
+            yield ObjectRow(kind, spec[f"{kind}Digest"], obj, _extra(kind, obj, name))
+
+
+def _ns(value: Any, unit: str) -> int | None:
+    factor = _NS_PER.get(unit)
+    return None if factor is None or value is None else round(value * factor)
+
+
+def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    timing = spec.get("timing") or {}
+    latency = timing.get("latencyNs") or {}
+    found = {q: latency.get(q) for q in ("median", "p20", "p80")}
+    for m in spec.get("measurements", ()):
+        statistic = m.get("statistic")
+        if m.get("metric") == "latency" and statistic in found and found[statistic] is None:
+            found[statistic] = _ns(m.get("value"), m.get("unit", ""))
+    median, p20, p80 = (found[q] for q in ("median", "p20", "p80"))
+    return (
+        None if median is None else round(median),
+        None if p20 is None else round(p20),
+        None if p80 is None else round(p80),
+    )
+
+
+@attrs.frozen
+class RunColumns:
+    """A run's row of the ``runs`` table, without the text and place of arrival."""
+
+    name: str
+    values: tuple[Any, ...]
+
+
+#: The columns :func:`run_columns` fills, in the order of its values.
+RUN_COLUMNS: Final = (
+    "name",
+    "status",
+    "observed_at",
+    "commit_id",
+    "branch",
+    "commit_time",
+    "median_ns",
+    "p20_ns",
+    "p80_ns",
+    "workload_digest",
+    "implementation_digest",
+    "protocol_digest",
+    "environment_digest",
+    "labels",
+    "annotations",
+)
+
+
+def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of :data:`RUN_COLUMNS` for a run."""
+    spec = run["spec"]
+    metadata = run["metadata"]
+    notes = metadata.get("annotations") or {}
+    median, p20, p80 = _latency(spec)
+    return (
+        metadata["name"],
+        spec["status"],
+        spec["observedAt"],
+        notes.get(provenance.COMMIT),
+        notes.get(provenance.BRANCH),
+        notes.get(provenance.COMMIT_TIME),
+        median,
+        p20,
+        p80,
+        spec["workloadDigest"],
+        spec["implementationDigest"],
+        spec["protocolDigest"],
+        spec["environmentDigest"],
+        canonical(metadata.get("labels") or {}),
+        canonical(notes),
+    )

@@ -1,7 +1,7 @@
 """A record source without a store: synthetic runs, their workloads and texts.
 
 The dashboard reads runs through RunRow, workloads through ``spec`` and record texts
-through ``record_texts``; this source answers all three from memory, so the page and
+through ``records``; this source answers all three from memory, so the page and
 its browser tests do not depend on a database.
 """
 
@@ -49,7 +49,7 @@ class FakeSource:
             return None
         return self.workloads.get(digest)
 
-    def record_texts(self, names: Sequence[str]) -> Iterable[tuple[str, str]]:
+    def records(self, names: Iterable[str]) -> Iterable[tuple[str, str]]:
         for name in names:
             yield name, self.texts.get(name) or json.dumps({"metadata": {"name": name}})
 

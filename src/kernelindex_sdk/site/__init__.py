@@ -6,7 +6,7 @@ MIT) ships inside this package, and data files are scripts split per series.
 """
 
 from ._bandwidth import GPU_BANDWIDTH, peak_bandwidth
-from ._build import MARKER, RecordSource, SiteSummary, write_site
+from ._build import MARKER, RecordSource, SiteSummary, build_site, write_site
 from ._model import Step, StepFinder
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "SiteSummary",
     "Step",
     "StepFinder",
+    "build_site",
     "peak_bandwidth",
     "write_site",
 ]

@@ -32,12 +32,12 @@ import attrs
 
 from .._version import __version__
 from ..errors import InputError
-from ..store._rows import RunRow
+from ..store import RunRow, open_store
 from ._bandwidth import peak_bandwidth
 from ._model import Series, Step, StepFinder, group_series, history_steps, regressions
 from ._payload import write_script
 
-__all__ = ["MARKER", "RecordSource", "SiteSummary", "write_site"]
+__all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
 
 #: The file that marks a folder as one ``kernelindex site`` wrote (and may replace).
 MARKER = ".kernelindex-site"
@@ -62,7 +62,7 @@ class RecordSource(Protocol):
         """The stored spec of a kind (``workload``, ``implementation``...) and digest."""
         ...
 
-    def record_texts(self, names: Sequence[str]) -> Iterable[tuple[str, str]]:
+    def records(self, names: Iterable[str]) -> Iterable[tuple[str, str]]:
         """``(name, published text)`` of each named record."""
         ...
 
@@ -307,7 +307,7 @@ def write_site(
                 steps=[_step_cells(step) for step in steps[s.id]],
             )
             write_script(tmp, f"series/{s.id}", payload)
-            texts = dict(source.record_texts([run.name for run in s.runs]))
+            texts = dict(source.records([run.name for run in s.runs]))
             write_script(tmp, f"records/{s.id}", texts)
             files += 2
         for key, payload in ref_files.items():
@@ -353,3 +353,33 @@ def write_site(
         files=files,
         landing_bytes=landing,
     )
+
+
+def build_site(
+    out: str | os.PathLike[str],
+    db: str | None = None,
+    *,
+    main_branch: str = "main",
+    title: str = "kernelindex dashboard",
+    bandwidths: Mapping[str, float] | None = None,
+) -> SiteSummary:
+    """Write the dashboard of the store at ``db`` into ``out`` (see :func:`write_site`).
+
+    Args:
+        out: A new or empty folder, or one an earlier build wrote.
+        db: The store's URL; None means ``$KERNELINDEX_DB``, else ``kernelindex.sqlite3``
+            in the current directory. The store must exist.
+        main_branch: The branch whose runs make each series' line and Health.
+        title: The page title.
+        bandwidths: Peak bandwidth in bytes/s by GPU product, over GPU_BANDWIDTH.
+
+    Returns:
+        What was written.
+
+    Raises:
+        StoreError: when the store cannot be opened or read.
+        StoreLayoutError: when there is no store at ``db``.
+        InputError: when ``out`` cannot be written (see :func:`write_site`).
+    """
+    with open_store(db, create=False) as store:
+        return write_site(out, store, main_branch=main_branch, title=title, bandwidths=bandwidths)

@@ -173,3 +173,29 @@ def test_text_and_markdown_show_changes_and_latest_points() -> None:
 def test_render_rejects_bad_arguments(fmt: str, points: int) -> None:
     with pytest.raises(ArgumentError):
         render_history([], fmt, points=points)
+
+
+def test_a_protocol_change_starts_a_series_that_follows_the_old_one() -> None:
+    """The method changed: two series, the second naming what differs, never a step."""
+    old_protocol, new_protocol = "sha256:" + "b" * 64, "sha256:" + "c" * 64
+    specs = {
+        ("protocol", old_protocol): {"harness": {"version": "0.3.1"}},
+        ("protocol", new_protocol): {"harness": {"version": "0.3.2"}},
+    }
+    values = medians(40, [(20, 1.5)], seed=8)
+    rows = series_rows(values, protocol_digest=(20, new_protocol))
+    found = history(rows[::-1], spec=lambda kind, digest: specs.get((kind, digest)))
+    assert [h.key.protocol_digest for h in found] == [old_protocol, new_protocol]
+    assert [len(h.series.points) for h in found] == [20, 20]
+    assert all(h.changes == () for h in found)
+    assert found[0].follows is None
+    follows = found[1].follows
+    assert follows is not None
+    assert follows.protocol_digest == old_protocol
+    assert [str(d) for d in follows.differences] == ["harness.version '0.3.1' -> '0.3.2'"]
+    doc = history_as_json(found)
+    assert doc["series"][1]["follows"] == {
+        "protocolDigest": old_protocol,
+        "differences": [{"field": "harness.version", "before": "0.3.1", "after": "0.3.2"}],
+    }
+    assert "follows a series under another protocol" in render_history(found)

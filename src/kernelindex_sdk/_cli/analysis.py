@@ -8,6 +8,7 @@ import warnings
 from .. import compare, documents, report
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
+from . import history
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -58,6 +59,15 @@ def _problems(runs: RunSet, side: str, io: Streams) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
+    if args.history is not None or args.new is None:
+        # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
+        if args.history is None or args.new is not None:
+            print(
+                "kernelindex compare: expected BASE and NEW, or --history BRANCH and NEW",
+                file=io.stderr,
+            )
+            return EXIT_USAGE
+        return history.compare_with_branch(args, io)
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)
     invalid = _problems(base, "BASE", io) + _problems(new, "NEW", io)
@@ -70,6 +80,13 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
         base_provider=args.base_provider,
         new_provider=args.new_provider,
     )
+    return _verdict(args, io, result, invalid)
+
+
+def _verdict(
+    args: argparse.Namespace, io: Streams, result: compare.Comparison, invalid: int
+) -> int:
+    """Print the comparison, then the exit status: invalid input, then the gate."""
     _write(compare.render(result, args.format), io)
     status = EXIT_OK
     if invalid:
@@ -122,7 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     cmp.add_argument("base", metavar="BASE", help="file or folder of records ('-': stdin)")
-    cmp.add_argument("new", metavar="NEW", help="file or folder of records ('-': stdin)")
+    cmp.add_argument("new", metavar="NEW", nargs="?", help="file or folder of records ('-': stdin)")
     cmp.add_argument("--format", choices=compare.FORMATS, default="text")
     cmp.add_argument(
         "--threshold",
@@ -150,6 +167,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cmp.add_argument("--base-provider", metavar="NAME", help="keep only BASE runs of this provider")
     cmp.add_argument("--new-provider", metavar="NAME", help="keep only NEW runs of this provider")
     add_verify_digests(cmp, _LEFT_OUT)
+    history.add_compare_options(cmp)
     cmp.set_defaults(run=_cmd_compare)
 
     rep = sub.add_parser(

@@ -16,6 +16,7 @@ from ._common import (
     reader_gone,
     silence_stdout,
 )
+from .store import add_provenance
 
 __all__ = ["register"]
 
@@ -84,6 +85,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="no table of medians and speedups on stderr at the end",
     )
+    # Provenance: these win over CI's variables and git (kernelindex_sdk.provenance.detect).
+    add_provenance(jsd)
     jsd.set_defaults(run=_cmd_bench_jsd)
 
 
@@ -112,6 +115,13 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         input_grad=args.input_grad,
         timer=args.timer,
     )
+    from ..convert import dump
+    from ..provenance import Provenance, annotate, detect
+
+    # The commit measured: --commit/--branch, else CI's variables, else git here.
+    origin = detect(
+        Provenance(commit=args.commit, branch=args.branch, commit_time=args.commit_time)
+    )
     writer = JSONLinesWriter(part.out, stream=io.stdout)
     # A missing folder or a full device fails now, not after the whole sweep ran;
     # nothing is created before the first record.
@@ -135,7 +145,9 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
 
         def write(record: RecordBundle) -> None:
             nonlocal failed
-            out.write(record)
+            value = dump(record)
+            annotate(value, origin)
+            out.write(value)
             made.append(record)
             spec = record.run.spec
             failed += spec.status == "failed"

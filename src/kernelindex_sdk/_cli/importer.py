@@ -6,7 +6,9 @@ import argparse
 
 from .._display import display_path, printable
 from ..errors import InputError, KernelIndexError
+from ..provenance import Provenance
 from ._common import EXIT_INVALID, EXIT_OK, Streams, add_out, reader_gone, silence_stdout
+from .store import add_provenance
 
 __all__ = ["register"]
 
@@ -29,6 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     liger.add_argument("csv", nargs="+", metavar="CSV")
     add_out(liger)
+    add_provenance(liger)
     liger.set_defaults(run=_cmd_import_liger)
 
 
@@ -47,7 +50,15 @@ def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", liger.UnknownGpuWarning)
         try:
-            summary = liger.import_files(args.csv, args.out, stream=io.stdout, on_error=report)
+            summary = liger.import_files(
+                args.csv,
+                args.out,
+                stream=io.stdout,
+                on_error=report,
+                provenance=Provenance(
+                    commit=args.commit, branch=args.branch, commit_time=args.commit_time
+                ),
+            )
         except InputError as err:
             if not reader_gone(err):
                 raise

@@ -56,6 +56,13 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
         if not h.tested and series.points:
             count += ", too short to test: compare's rule between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
+        if h.follows is not None:
+            what = "; ".join(str(d) for d in h.follows.differences) or "protocol digest"
+            out += [
+                f"follows a series under another protocol ({what}): a method change,"
+                " not compared across",
+                "",
+            ]
         if h.changes:
             out += [table(_CHANGE_HEADER, [_change_row(h, c) for c in h.changes]), ""]
         else:

@@ -16,6 +16,7 @@ locates a step to about a point, the records say exactly where the code moved.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
@@ -25,13 +26,14 @@ import attrs
 from ..errors import ArgumentError
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import Series, SeriesKey, group_series
+from .series import Series, SeriesKey, group_series, utc_instant
 
 __all__ = [
     "CAUSES",
     "FORMATS",
     "Change",
     "Difference",
+    "MethodChange",
     "SeriesHistory",
     "SpecLookup",
     "history",
@@ -101,6 +103,20 @@ class Change:
 
 
 @attrs.frozen
+class MethodChange:
+    """The protocol change that started a series: the same workload, implementation and
+    GPU were measured before under another protocol, in a series of their own.
+
+    Attributes:
+        protocol_digest: The earlier series' protocol digest.
+        differences: The protocol fields that differ (empty when its object is unknown).
+    """
+
+    protocol_digest: str
+    differences: tuple[Difference, ...]
+
+
+@attrs.frozen
 class SeriesHistory:
     """One series with its change points.
 
@@ -110,12 +126,15 @@ class SeriesHistory:
         tested: Whether it was long enough for the significance test (else compare's
             rule judged each step between neighbours).
         workload: The workload object when stored (operation, pass, parameters).
+        follows: When the same measurement was taken before under another protocol, that
+            protocol and what differs: a method change, never compared across.
     """
 
     series: Series
     changes: tuple[Change, ...]
     tested: bool
     workload: Mapping[str, Any] | None = None
+    follows: MethodChange | None = None
 
     @property
     def key(self) -> SeriesKey:
@@ -267,7 +286,9 @@ def history(
     """
     causes = _Causes(spec)
     out = []
-    for series in group_series(rows):
+    grouped = group_series(rows)
+    follows = _method_changes(grouped, spec)
+    for series in grouped:
         points = series.points
         found = find_change_points(
             [p.median_ns for p in points],  # type: ignore[misc]
@@ -283,9 +304,33 @@ def history(
                 changes=_explain(series, found, causes),
                 tested=len(points) >= 2 * min_segment,
                 workload=workload,
+                follows=follows.get(series.key),
             )
         )
     return out
+
+
+def _method_changes(
+    grouped: Sequence[Series], spec: SpecLookup | None
+) -> dict[SeriesKey, MethodChange]:
+    """For each series, the series of the same measurement under the protocol before it."""
+    chains: dict[tuple[str, str, str, str], list[tuple[str, Series]]] = {}
+    for series in grouped:
+        k = series.key
+        first = series.points[0] if series.points else series.first
+        chains.setdefault((k.workload_digest, k.provider, k.entry_point, k.hardware), []).append(
+            (utc_instant(first.order_key), series)
+        )
+    found: dict[SeriesKey, MethodChange] = {}
+    for chain in chains.values():
+        chain.sort(key=lambda e: (e[0], e[1].key))
+        for (_, before), (_, after) in itertools.pairwise(chain):
+            a, b = before.key.protocol_digest, after.key.protocol_digest
+            sa = None if spec is None else spec("protocol", a)
+            sb = None if spec is None else spec("protocol", b)
+            differences = () if sa is None or sb is None else tuple(_diff("protocol", sa, sb))
+            found[after.key] = MethodChange(a, differences)
+    return found
 
 
 def _point_json(row: RunRow) -> dict[str, Any]:
@@ -337,6 +382,15 @@ def history_as_json(found: Sequence[SeriesHistory]) -> dict[str, Any]:
                 "protocolDigest": key.protocol_digest,
                 "hardware": row.hardware,
                 "tested": h.tested,
+                "follows": None
+                if h.follows is None
+                else {
+                    "protocolDigest": h.follows.protocol_digest,
+                    "differences": [
+                        {"field": d.field, "before": d.before, "after": d.after}
+                        for d in h.follows.differences
+                    ],
+                },
                 "points": [_point_json(p) for p in h.series.points],
                 "failed": [
                     {

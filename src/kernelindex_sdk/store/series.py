@@ -21,7 +21,7 @@ import attrs
 
 from ._rows import RunRow
 
-__all__ = ["Series", "SeriesKey", "group_series", "series_key"]
+__all__ = ["Series", "SeriesKey", "group_series", "series_key", "utc_instant"]
 
 # observedAt's published form: 24 characters, UTC, milliseconds ("...T17:14:29.123Z").
 _OBSERVED_LENGTH: Final = 24
@@ -95,6 +95,13 @@ class _Instants:
         return found
 
 
+def utc_instant(text: str) -> str:
+    """An RFC 3339 timestamp as UTC text in observedAt's form, which sorts as time."""
+    if len(text) == _OBSERVED_LENGTH and text.endswith("Z"):
+        return text
+    return _utc(text)
+
+
 def _utc(text: str) -> str:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -108,7 +115,10 @@ def _utc(text: str) -> str:
 
 
 def group_series(rows: Iterable[RunRow]) -> list[Series]:
-    """The series of ``rows``, each in commit order; series sorted by key.
+    """The series of ``rows``, each in commit order.
+
+    Series are sorted by workload, implementation and GPU, then by when they start: the
+    series of one measurement under successive protocols follow each other.
 
     Runs that did not fail but carry no latency median (a memory-only measurement) are
     in no series.
@@ -131,9 +141,15 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
             bucket = timed
         entry = (instant(row.order_key), instant(row.observed_at), row.name, row)
         bucket.setdefault(series_key(row), []).append(entry)
-    out = []
-    for key in sorted(timed.keys() | failed.keys()):
+    found = []
+    for key in timed.keys() | failed.keys():
         points = sorted(timed.get(key, ()), key=lambda e: e[:3])
         failures = sorted(failed.get(key, ()), key=lambda e: e[:3])
-        out.append(Series(key, tuple(e[3] for e in points), tuple(e[3] for e in failures)))
-    return out
+        start = (points or failures)[0][0]
+        # One measurement's series under successive protocols stand together, oldest first.
+        order = (key.workload_digest, key.provider, key.entry_point, key.hardware, start, key)
+        found.append(
+            (order, Series(key, tuple(e[3] for e in points), tuple(e[3] for e in failures)))
+        )
+    found.sort(key=lambda e: e[0])
+    return [series for _, series in found]

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from ...convert import load_record
+from ...convert import dump, load_record
 from ...errors import KernelIndexError, SchemaValidationError, UnsupportedSourceError
 from ...models import RecordBundle
+from ...provenance import Provenance, annotate
 from ...validation import validate
 from .. import _output
 from .._csvfile import BadRecord, CsvFile
@@ -127,6 +128,7 @@ def import_files(
     *,
     stream: IO[str] | None = None,
     on_error: OnError | None = None,
+    provenance: Provenance | None = None,
 ) -> ImportSummary:
     """Import Liger-Kernel CSVs into a JSON Lines file, appending record by record.
 
@@ -141,6 +143,9 @@ def import_files(
         out: The JSON Lines file to append to; ``-`` writes to ``stream``.
         stream: Where ``-`` writes (standard output by default).
         on_error: Called with each row or file that cannot be converted.
+        provenance: The commit, branch and commit time of the CSV's version, written to
+            each run as its ``kernelindex.dev/...`` annotations (see
+            :mod:`kernelindex_sdk.provenance`).
 
     Returns:
         How many rows were imported, rejected and skipped.
@@ -165,5 +170,10 @@ def import_files(
     existing = _output.existing_records(str(out))
     with _output.LazyWriter(str(out), stream=stream) as writer:
         for bundle in read_files(sources, on_error=report, existing=existing, on_skip=skip):
-            writer.write(bundle)
+            if provenance:
+                value = dump(bundle)
+                annotate(value, provenance)
+                writer.write(value)
+            else:
+                writer.write(bundle)
     return ImportSummary(imported=writer.count, rejected=rejected, skipped=skipped)

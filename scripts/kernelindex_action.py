@@ -3,10 +3,11 @@
 Run by the action's composite step with its inputs as ``INPUT_*`` environment
 variables, as GitHub passes them; tests run it locally with fake ``GITHUB_*`` files.
 
-1. ``kernelindex ingest RECORDS --db DB`` with the job's commit, branch and commit time
+1. ``kernelindex compare --history BASE RECORDS --db DB --format markdown``: each of the
+   job's runs against the latest point of its series on the base branch. It runs before
+   ingest: once stored, a run on the base branch would be its own latest point.
+2. ``kernelindex ingest RECORDS --db DB`` with the job's commit, branch and commit time
    for the runs that carry none.
-2. ``kernelindex compare --history BASE RECORDS --db DB --format markdown``: each of the
-   job's runs against its series' history on the base branch.
 3. The markdown goes to ``$GITHUB_STEP_SUMMARY`` and, on a pull request, to one PR
    comment that later pushes edit in place (``gh api``; needs ``pull-requests: write``).
 4. With ``INPUT_SITE``, ``kernelindex site`` writes the dashboard there.
@@ -24,6 +25,10 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+# The action's first step installs kernelindex-sdk into this interpreter.
+from kernelindex_sdk.errors import KernelIndexError
+from kernelindex_sdk.store import open_store
 
 #: Opens the comment the action owns on a pull request (it edits that one on each push).
 MARKER = "<!-- kernelindex-pr-check -->"
@@ -46,11 +51,14 @@ def _kernelindex(env: Mapping[str, str]) -> list[str]:
 
 
 def _run(command: Sequence[str], env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``command``, showing it and its standard error in the job's log."""
     print("+ " + shlex.join(command), file=sys.stderr, flush=True)
     # The commands are this script's own, with the workflow's inputs as arguments.
-    return subprocess.run(  # noqa: S603
+    done = subprocess.run(  # noqa: S603
         list(command), capture_output=True, text=True, env=dict(env), check=False
     )
+    sys.stderr.write(done.stderr)
+    return done
 
 
 def _commit_time(sha: str, env: Mapping[str, str]) -> str | None:
@@ -67,6 +75,15 @@ def _commit_time(sha: str, env: Mapping[str, str]) -> str | None:
         return None
     text = found.stdout.strip()
     return text if found.returncode == 0 and text else None
+
+
+def _ensure_store(db: str | None) -> str | None:
+    """Create the store's tables when it has none; the problem, when it cannot be opened."""
+    try:
+        open_store(db).close()
+    except KernelIndexError as err:
+        return str(err)
+    return None
 
 
 def _branch(env: Mapping[str, str], inputs: Mapping[str, str]) -> str | None:
@@ -121,6 +138,48 @@ def _comment(body: str, number: int, env: Mapping[str, str], workdir: Path) -> N
         print(f"kernelindex: could not comment on #{number}: {posted.stderr.strip()}")
 
 
+def _provenance(env: Mapping[str, str], inputs: Mapping[str, str]) -> list[str]:
+    """ingest's --commit, --commit-time and --branch for the job's runs that carry none."""
+    sha = env.get("GITHUB_SHA")
+    branch = _branch(env, inputs)
+    flags = []
+    if sha:
+        flags += ["--commit", sha]
+        when = _commit_time(sha, env)
+        if when:
+            flags += ["--commit-time", when]
+    if branch:
+        flags += ["--branch", branch]
+    return flags
+
+
+def _compare_command(
+    cli: list[str], new: str, db: list[str], inputs: Mapping[str, str]
+) -> list[str]:
+    command = [*cli, "compare", "--history", inputs.get("base") or "main", new, *db]
+    command += ["--format", "markdown"]
+    if inputs.get("threshold"):
+        command += ["--threshold", inputs["threshold"]]
+    if inputs.get("fail-on-regression"):
+        command += ["--fail-on-regression", inputs["fail-on-regression"]]
+    return command
+
+
+def _body(
+    compared: subprocess.CompletedProcess[str], env: Mapping[str, str], inputs: Mapping[str, str]
+) -> str:
+    """The markdown of the summary and the comment."""
+    sha, branch = env.get("GITHUB_SHA"), _branch(env, inputs)
+    where = f" ({branch} at {sha[:10]})" if branch and sha else ""
+    body = f"{MARKER}\n## kernelindex: this job's runs against `{inputs.get('base') or 'main'}`"
+    body += f"{where}\n\n"
+    body += compared.stdout if compared.stdout.strip() else "No run to compare.\n"
+    if compared.stderr.strip():
+        body += "\n<details><summary>kernelindex said</summary>\n\n```\n"
+        body += compared.stderr.strip().replace("```", "`\u200b``") + "\n```\n</details>\n"
+    return body
+
+
 def main(env: Mapping[str, str] | None = None) -> int:
     """Run the action with ``env`` (default: the process's); return the exit status."""
     env = dict(os.environ if env is None else env)
@@ -131,18 +190,21 @@ def main(env: Mapping[str, str] | None = None) -> int:
         return 2
     cli = _kernelindex(env)
     db = ["--db", inputs["db"]] if inputs.get("db") else []
-    sha = env.get("GITHUB_SHA")
-    branch = _branch(env, inputs)
-    provenance = []
-    if sha:
-        provenance += ["--commit", sha]
-        when = _commit_time(sha, env)
-        if when:
-            provenance += ["--commit-time", when]
-    if branch:
-        provenance += ["--branch", branch]
-    ingest = _run([*cli, "ingest", *records, *db, *provenance], env)
-    sys.stderr.write(ingest.stderr)
+    workdir = Path(env.get("RUNNER_TEMP") or ".")
+    new = records[0]
+    if len(records) > 1:
+        # compare takes one NEW input: the job's records merged into one file.
+        new = str(workdir / "kernelindex-records.jsonl")
+        merged = _run([*cli, "merge", *records, "-o", new], env)
+        if merged.returncode != 0:
+            return merged.returncode
+    # An empty store (the first job) compares nothing, rather than failing.
+    problem = _ensure_store(inputs.get("db") or None)
+    if problem:
+        print(f"kernelindex action: {problem}")
+        return 2
+    compared = _run(_compare_command(cli, new, db, inputs), env)
+    ingest = _run([*cli, "ingest", *records, *db, *_provenance(env, inputs)], env)
     if ingest.returncode != 0:
         _append(
             env.get("GITHUB_STEP_SUMMARY"),
@@ -150,22 +212,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
             f"{ingest.stderr.strip()}\n```\n",
         )
         return ingest.returncode
-    base = inputs.get("base") or "main"
-    compare = [*cli, "compare", "--history", base, *records, *db, "--format", "markdown"]
-    if inputs.get("threshold"):
-        compare += ["--threshold", inputs["threshold"]]
-    if inputs.get("fail-on-regression"):
-        compare += ["--fail-on-regression", inputs["fail-on-regression"]]
-    compared = _run(compare, env)
-    sys.stderr.write(compared.stderr)
-    where = f" ({branch} at {sha[:10]})" if branch and sha else ""
-    body = f"{MARKER}\n## kernelindex: this job's runs against `{base}`{where}\n\n"
-    body += compared.stdout if compared.stdout.strip() else "No run to compare.\n"
-    if compared.stderr.strip():
-        body += "\n<details><summary>kernelindex said</summary>\n\n```\n"
-        body += compared.stderr.strip().replace("```", "`\u200b``") + "\n```\n</details>\n"
+    body = _body(compared, env, inputs)
     _append(env.get("GITHUB_STEP_SUMMARY"), body)
-    workdir = Path(env.get("RUNNER_TEMP") or ".")
     report = workdir / "kernelindex-compare.md"
     report.write_text(body, encoding="utf-8")
     _append(env.get("GITHUB_OUTPUT"), f"markdown={report}\nstatus={compared.returncode}\n")
@@ -173,8 +221,9 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if number is not None and inputs.get("comment", "true") == "true":
         _comment(body, number, env, workdir)
     if inputs.get("site"):
-        built = _run([*cli, "site", inputs["site"], *db, "--main-branch", base], env)
-        sys.stderr.write(built.stderr)
+        built = _run(
+            [*cli, "site", inputs["site"], *db, "--main-branch", inputs.get("base") or "main"], env
+        )
         if built.returncode != 0:
             return built.returncode
     return compared.returncode

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from _browser import Page, browser, file_url, need_browser
-from _fake import HOSTILE, level_steps, synthetic
+from _fake import HOSTILE, FakeSource, level_steps, synthetic
 
 from kernelindex_sdk.site import write_site
 
@@ -202,3 +202,23 @@ def test_served_over_http_it_loads_without_errors(site: Path, open_page: Open) -
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_commit_measured_twice_keeps_both_points(tmp_path: Path, open_page: Open) -> None:
+    """Runs of one commit in a line (the quick start run twice) are two points, not one."""
+    import attrs
+
+    source = synthetic(commits=3, operations=("jsd",), dtypes=("fp32",), step_at=None)
+    rows = source.rows()
+    again = [attrs.evolve(r, name=r.name + "-again", observed_at=r.observed_at[:-5] + "9.000Z")
+             for r in rows if r.commit == rows[-1].commit]  # fmt: skip
+    out = tmp_path / "site"
+    write_site(out, FakeSource([*rows, *again], source.workloads), find_steps=level_steps)
+    workload = rows[0].workload_digest
+    page = open_page(file_url(out / "index.html", f"/trends?workload={workload}"))
+    _settle(page, "#trend-chart canvas")
+    box = page.page.query_selector("#trend-chart")
+    assert box is not None
+    assert box.get_attribute("data-points") == "4"
+    assert box.get_attribute("data-lines") == "4"
+    assert page.errors == []

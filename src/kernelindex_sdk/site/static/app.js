@@ -227,17 +227,28 @@
   }
 
   function drawTrends(all, focus, chartBox, rooflineBox, legend, stepsTable) {
-    // One x position per commit (or per run without a commit), in order.
+    // One x position per commit (its k-th run in each line shares the k-th position, so
+    // GPUs line up and a commit measured twice keeps both points), or per run without one.
     const xs = new Map();
+    const xkeyOf = new Map();
     for (const s of all) {
+      const seen = new Map();
+      const keys = [];
       for (const i of s.line) {
         const r = s.runs[i];
-        const key = r[2] ? "c:" + r[2] : "r:" + r[5] + r[0];
+        const k = seen.get(r[2]) || 0;
+        seen.set(r[2], k + 1);
+        const key = r[2] ? "c:" + r[2] + "#" + k : "r:" + r[5] + r[0];
+        keys.push(key);
         const prev = xs.get(key);
         if (!prev || r[5] < prev.order) xs.set(key, { order: r[5], commit: r[2], when: r[5] });
       }
+      xkeyOf.set(s, keys);
     }
-    const xkeys = [...xs.keys()].sort((a, b) => (xs.get(a).order < xs.get(b).order ? -1 : xs.get(a).order > xs.get(b).order ? 1 : 0));
+    const xkeys = [...xs.keys()].sort((a, b) => {
+      const oa = xs.get(a).order, ob = xs.get(b).order;
+      return oa < ob ? -1 : oa > ob ? 1 : a < b ? -1 : a > b ? 1 : 0;
+    });
     const xpos = new Map(xkeys.map((k, i) => [k, i]));
     const labels = xkeys.map((k) => (xs.get(k).commit ? short(xs.get(k).commit).slice(0, 7) : xs.get(k).when.slice(0, 10)));
     const xvals = xkeys.map((_, i) => i);
@@ -255,9 +266,10 @@
       const p80 = new Array(xvals.length).fill(null);
       const pct = new Array(xvals.length).fill(null);
       const at = [];
-      for (const i of s.line) {
-        const r = s.runs[i];
-        const x = xpos.get(r[2] ? "c:" + r[2] : "r:" + r[5] + r[0]);
+      const keys = xkeyOf.get(s);
+      for (let j = 0; j < s.line.length; j++) {
+        const r = s.runs[s.line[j]];
+        const x = xpos.get(keys[j]);
         at.push(x);
         med[x] = r[6];
         p20[x] = r[7];

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -216,3 +217,22 @@ def test_action_yml_passes_every_input_to_the_script() -> None:
     assert read <= passed <= declared
     assert {"records", "db", "base", "fail-on-regression", "comment", "site"} <= read
     assert action["runs"]["using"] == "composite"
+
+
+def test_the_docs_workflows_pass_only_inputs_the_action_declares() -> None:
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    required = {k for k, v in action["inputs"].items() if v.get("required")}
+    page = (ROOT / "docs" / "guides" / "github-action.md").read_text()
+    uses = 0
+    for block in re.findall(r"```yaml\n(.*?)```", page, flags=re.DOTALL):
+        doc = yaml.safe_load(block)
+        jobs = doc.get("jobs", {"": doc}).values()
+        for job in jobs:
+            for step in job.get("steps", []):
+                if step.get("uses", "").startswith("kernelindex/kernelindex-sdk@"):
+                    assert set(step["with"]) <= set(action["inputs"]), step["with"]
+                    assert required <= set(step["with"])
+                    uses += 1
+    assert uses == 2

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -51,7 +53,8 @@ def test_record_texts_are_the_stored_ones_byte_for_byte(db: str, tmp_path: Path)
     texts: dict[str, str] = {}
     for path in (out / "data" / "records").iterdir():
         text = path.read_text()
-        texts.update(json.loads(text[text.index(",") + 1 : -3]))
+        packed = json.loads(text[text.index(",") + 1 : -3])["deflate"]
+        texts.update(json.loads(zlib.decompress(base64.b64decode(packed))))
     assert len(texts) == 64
     with open_store(db) as store:
         assert texts == dict(store.records(sorted(texts)))

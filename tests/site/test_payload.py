@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
 import subprocess
+import zlib
 
 import pytest
 from _fake import HOSTILE
 
-from kernelindex_sdk.site._payload import script_text
+from kernelindex_sdk.site._payload import pack, script_text
 
 NASTY = [
     HOSTILE,
@@ -63,3 +65,12 @@ def test_node_reads_back_every_hostile_value() -> None:
     )
     out = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == ["records/0123456789abcdef", payload]
+
+
+@pytest.mark.parametrize("value", NASTY)
+def test_packed_payload_inflates_to_the_same_value(value: str) -> None:
+    payload = {value: value * 50}
+    packed = pack(payload)
+    assert set(packed) == {"deflate"}
+    assert re.fullmatch(r"[A-Za-z0-9+/=]*", packed["deflate"])
+    assert json.loads(zlib.decompress(base64.b64decode(packed["deflate"]))) == payload

@@ -7,7 +7,7 @@ Layout of ``OUT/``::
     data/site.js             what the landing page (Health) needs, and nothing per run
     data/index.js            one entry per series (the Trends picker, Runs' facets)
     data/series/ID.js        one series: its runs, its line, its steps
-    data/records/ID.js       the published text of that series' records
+    data/records/ID.js       the stored text of that series' records (deflated, base64)
     data/refs.js             the commits and branches Compare offers
     data/refs/KEY.js         one commit's or branch's latest run of each series
 
@@ -35,7 +35,7 @@ from ..errors import InputError
 from ..store import RunRow, open_store
 from ._bandwidth import peak_bandwidth
 from ._model import Series, Step, StepFinder, group_series, history_steps, regressions
-from ._payload import write_script
+from ._payload import pack, write_script
 
 __all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
 
@@ -308,7 +308,7 @@ def write_site(
             )
             write_script(tmp, f"series/{s.id}", payload)
             texts = dict(source.records([run.name for run in s.runs]))
-            write_script(tmp, f"records/{s.id}", texts)
+            write_script(tmp, f"records/{s.id}", pack(texts))
             files += 2
         for key, payload in ref_files.items():
             write_script(tmp, f"refs/{key}", payload)

@@ -84,6 +84,10 @@
     const pct = (r - 1) * 100;
     return (pct >= 0 ? "+" : "") + pct.toFixed(1) + "%";
   }
+  function clip(text) {
+    const t = text || "";
+    return t.length > 140 ? t.slice(0, 139) + "…" : t;
+  }
   function short(commit) { return commit ? String(commit).slice(0, 10) : "–"; }
   function seriesLabel(s) {
     const parts = [[s.operation, s.pass].filter(Boolean).join(" "), s.provider, s.gpu, s.dtype, s.params];
@@ -151,10 +155,10 @@
         .map(([label, n]) => el("div", { class: "card" }, el("b", { text: String(n) }), label)));
     const rows = site.health.map((h) => el("tr", { class: "regression" },
       el("td", {}, sparkline(h.spark, h.stepAt)),
-      el("td", {}, link(seriesLabel(h), { view: "trends", workload: h.workload, series: h.id })),
+      el("td", { class: "kernel" }, link(seriesLabel(h), { view: "trends", workload: h.workload, series: h.id })),
       el("td", { class: "num slower", text: fmtRatio(h.ratio) }),
       el("td", { class: "num", text: fmtNs(h.lastMedianNs) }),
-      el("td", {}, causeBadge(h.cause), " ", h.detail || ""),
+      el("td", { class: "detail", title: h.detail || null }, causeBadge(h.cause), " ", clip(h.detail)),
       el("td", { text: short(h.commit) })));
     const body = rows.length
       ? el("table", { id: "health" },
@@ -240,8 +244,10 @@
         seen.set(r[2], k + 1);
         const key = r[2] ? "c:" + r[2] + "#" + k : "r:" + r[5] + r[0];
         keys.push(key);
+        // Ordered as the series are: order key (commit time), then observedAt.
+        const order = r[5] + "|" + r[4];
         const prev = xs.get(key);
-        if (!prev || r[5] < prev.order) xs.set(key, { order: r[5], commit: r[2], when: r[5] });
+        if (!prev || order < prev.order) xs.set(key, { order, commit: r[2], when: r[5] });
       }
       xkeyOf.set(s, keys);
     }
@@ -324,7 +330,7 @@
     const body = el("tbody", {}, marks.map((m) => el("tr", {},
       el("td", { text: m.label }), el("td", { text: short(m.commit) }),
       el("td", { class: "num " + (m.ratio > 1 ? "slower" : "faster"), text: fmtRatio(m.ratio) }),
-      el("td", {}, causeBadge(m.cause)), el("td", { text: m.detail || "" }))));
+      el("td", {}, causeBadge(m.cause)), el("td", { class: "detail", title: m.detail || null, text: clip(m.detail) }))));
     stepsTable.replaceChildren(head, body);
     if (!marks.length) stepsTable.replaceChildren(el("caption", { class: "note", text: "No change point on these lines." }));
   }
@@ -332,6 +338,7 @@
   function drawMarks(u, marks) {
     const ctx = u.ctx;
     ctx.save();
+    const labelled = new Map();
     for (const m of marks) {
       if (m.y === null || m.y === undefined) continue;
       const x = u.valToPos(m.x, "x", true);
@@ -345,7 +352,13 @@
       ctx.fillStyle = color;
       ctx.beginPath(); ctx.arc(x, y, 6 * devicePixelRatio, 0, 7); ctx.fill();
       ctx.font = (11 * devicePixelRatio) + "px sans-serif";
-      ctx.fillText(String(m.cause) + " " + fmtRatio(m.ratio), x + 8 * devicePixelRatio, u.bbox.top + 14 * devicePixelRatio);
+      // Several steps at one commit: their labels stack instead of overlapping.
+      const k = labelled.get(m.x) || 0;
+      labelled.set(m.x, k + 1);
+      const text = String(m.cause) + " " + fmtRatio(m.ratio);
+      const right = x + 8 * devicePixelRatio + ctx.measureText(text).width > u.bbox.left + u.bbox.width;
+      ctx.textAlign = right ? "right" : "left";
+      ctx.fillText(text, x + (right ? -8 : 8) * devicePixelRatio, u.bbox.top + (14 + 14 * k) * devicePixelRatio);
     }
     ctx.restore();
   }
@@ -373,10 +386,13 @@
       const s = byId.get(sid);
       if (!s) continue;
       const l = left.runs[sid], r = right.runs[sid];
+      // A run without a latency median (memory only, failed) has nothing to compare.
+      if (!(l && l[0]) && !(r && r[0])) continue;
       const ratio = l && r && l[0] && r[0] ? r[0] / l[0] : null;
       rows.push({ s, l, r, ratio });
     }
-    rows.sort((x, y) => (y.ratio === null) - (x.ratio === null) || (y.ratio || 0) - (x.ratio || 0));
+    // Slowest first; series run on one side only at the end.
+    rows.sort((x, y) => (x.ratio === null) - (y.ratio === null) || (y.ratio || 0) - (x.ratio || 0));
     const table = el("table", { id: "compare" },
       el("thead", {}, el("tr", {}, ["kernel", "A median", "B median", "B vs A"].map((t, i) => el("th", { class: i ? "num" : null, text: t })))),
       el("tbody", {}, rows.map(({ s, l, r, ratio }) => el("tr", {},
@@ -443,7 +459,7 @@
               el("td", { text: [s.operation, s.pass].filter(Boolean).join(" ") }), el("td", { text: s.gpu || "" }),
               el("td", { text: s.dtype || "" }), el("td", { text: s.provider || "" }), el("td", { text: r[1] }),
               el("td", { text: short(r[2]) }), el("td", { text: r[3] || "" }), el("td", { class: "num", text: fmtNs(r[6]) }),
-              el("td", { text: r[4] })));
+              el("td", { class: "when", text: r[4].replace("T", " ").replace(/\.\d+Z$/, "Z") })));
             added++;
             shownRows++;
           }
@@ -457,10 +473,17 @@
     await page();
   }
 
+  // Record texts come deflated and base64-encoded (a tenth of the bytes to write and host).
+  async function inflate(packed) {
+    const bytes = Uint8Array.from(atob(packed.deflate), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return JSON.parse(await new Response(stream).text());
+  }
+
   // ---- one record --------------------------------------------------------------------
   async function viewRecord(params, fill, current) {
     if (!/^[0-9a-f]{16}$/.test(params.s || "")) throw new Error("no such record");
-    const texts = await load("records/" + params.s);
+    const texts = await inflate(await load("records/" + params.s));
     if (!current()) return;
     if (!Object.prototype.hasOwnProperty.call(texts, params.n)) throw new Error("no record named " + JSON.stringify(params.n || ""));
     const text = texts[params.n];

@@ -220,3 +220,33 @@ def test_default_steps_are_historys_with_their_causes(tmp_path: Path) -> None:
         assert "implementationDigest" in h["detail"]
         assert h["commit"] == synthetic_commit(6)
         assert 1.25 < h["ratio"] < 1.35
+
+
+def test_the_package_carries_the_page_and_the_vendored_chart_library() -> None:
+    """The wheel's package data (hatch ships every file under src/kernelindex_sdk)."""
+    import importlib.resources
+
+    static = importlib.resources.files("kernelindex_sdk.site").joinpath("static")
+    for name in ("index.html", "app.js", "app.css"):
+        assert static.joinpath(name).is_file(), name
+    vendor = static.joinpath("vendor")
+    assert "Leon Sorokin" in vendor.joinpath("uPlot-LICENSE").read_text()
+    assert "1.6.32" in vendor.joinpath("README").read_text()
+    assert (
+        vendor.joinpath("uPlot.iife.min.js")
+        .read_text()
+        .startswith("/*! https://github.com/leeoniya/uPlot")
+    )
+
+
+def test_importing_the_sdk_or_the_site_loads_no_heavy_library() -> None:
+    code = (
+        "import sys, kernelindex_sdk, kernelindex_sdk.site;"
+        "heavy = {'torch', 'triton', 'matplotlib', 'psycopg', 'numpy', 'playwright'};"
+        "bad = heavy & set(sys.modules);"
+        "assert not bad, bad"
+    )
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -101,7 +101,9 @@ def _workload_facts(workload: Mapping[str, Any]) -> tuple[str | None, str, int |
 
 def _series_entry(s: Series, bandwidths: Mapping[str, float] | None) -> dict[str, Any]:
     first = s.runs[0]
-    last = s.runs[s.line[-1]]
+    # The line's last timed run (a memory-only or failed run has no median).
+    timed = [i for i in s.line if s.runs[i].median_ns is not None]
+    last = s.runs[timed[-1] if timed else s.line[-1]]
     dtype, params, moved = _workload_facts(s.workload)
     return {
         "id": s.id,

@@ -17,13 +17,11 @@ from ``file://`` as from any static host.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import os
 import shutil
 import tempfile
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,8 +31,8 @@ import attrs
 from .._version import __version__
 from ..errors import InputError
 from ..store import RunRow, open_store
-from ._bandwidth import peak_bandwidth
-from ._model import Series, Step, StepFinder, group_series, history_steps, regressions
+from ._model import StepFinder, group_series, history_steps, regressions
+from ._pages import facets, health, refs, run_cells, series_entry, step_cells
 from ._payload import pack, write_script
 
 __all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
@@ -42,10 +40,6 @@ __all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
 #: The file that marks a folder as one ``kernelindex site`` wrote (and may replace).
 MARKER = ".kernelindex-site"
 
-#: Health lists at most this many regressions (worst first); the rest are in Trends.
-HEALTH_LIMIT = 200
-#: Medians a Health sparkline shows (the line's last ones).
-SPARK_POINTS = 40
 
 _STATIC = ("index.html", "app.js", "app.css")
 _VENDOR = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot-LICENSE", "README")
@@ -86,134 +80,6 @@ class SiteSummary:
     regressions: int
     files: int
     landing_bytes: int
-
-
-def _workload_facts(workload: Mapping[str, Any]) -> tuple[str | None, str, int | None]:
-    """dtype, the parameters as ``k=v`` text, and bytesMoved of a workload spec."""
-    params = workload.get("parameters")
-    params = params if isinstance(params, Mapping) else {}
-    dtype = params.get("dtype")
-    text = " ".join(f"{k}={v}" for k, v in sorted(params.items()) if k != "dtype")
-    moved = workload.get("bytesMoved")
-    moved = moved if isinstance(moved, int) and not isinstance(moved, bool) else None
-    return (dtype if isinstance(dtype, str) else None), text, moved
-
-
-def _series_entry(s: Series, bandwidths: Mapping[str, float] | None) -> dict[str, Any]:
-    first = s.runs[0]
-    # The line's last timed run (a memory-only or failed run has no median).
-    timed = [i for i in s.line if s.runs[i].median_ns is not None]
-    last = s.runs[timed[-1] if timed else s.line[-1]]
-    dtype, params, moved = _workload_facts(s.workload)
-    return {
-        "id": s.id,
-        "workload": s.key.workload_digest,
-        "operation": first.operation,
-        "pass": first.pass_,
-        "provider": first.provider,
-        "entryPoint": first.entry_point,
-        "gpu": first.hardware,
-        "protocol": s.key.protocol_digest,
-        "dtype": dtype,
-        "params": params,
-        "bytesMoved": moved,
-        "peakBandwidth": peak_bandwidth(first.hardware, bandwidths),
-        "runs": len(s.runs),
-        "status": dict(Counter(run.status for run in s.runs)),
-        "lastMedianNs": last.median_ns,
-        "lastCommit": last.commit,
-    }
-
-
-def _run_cells(run: RunRow) -> list[Any]:
-    return [
-        run.name,
-        run.status,
-        run.commit,
-        run.branch,
-        run.observed_at,
-        run.order_key,
-        run.median_ns,
-        run.p20_ns,
-        run.p80_ns,
-    ]
-
-
-def _step_cells(step: Step) -> list[Any]:
-    return [step.index, step.ratio, step.cause, step.detail]
-
-
-def _ref_key(kind: str, name: str) -> str:
-    return hashlib.sha256(f"{kind}\0{name}".encode()).hexdigest()[:16]
-
-
-def _refs(series: Sequence[Series]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The Compare menu, and each commit's and branch's latest run of each series."""
-    latest: dict[tuple[str, str], dict[str, RunRow]] = {}
-    when: dict[tuple[str, str], str] = {}
-    branch_of: dict[str, str | None] = {}
-    for s in series:
-        # Runs are in order, so the last one seen for a ref is its latest.
-        for run in s.runs:
-            refs = []
-            if run.commit:
-                refs.append(("commit", run.commit))
-                branch_of.setdefault(run.commit, run.branch)
-            if run.branch:
-                refs.append(("branch", run.branch))
-            for ref in refs:
-                latest.setdefault(ref, {})[s.id] = run
-                when[ref] = max(when.get(ref, ""), run.order_key)
-    menu: dict[str, list[dict[str, Any]]] = {"branches": [], "commits": []}
-    files = {}
-    for (kind, name), runs in latest.items():
-        key = _ref_key(kind, name)
-        entry = {"name": name, "key": key, "time": when[(kind, name)], "series": len(runs)}
-        if kind == "commit":
-            entry["branch"] = branch_of.get(name)
-        menu["branches" if kind == "branch" else "commits"].append(entry)
-        files[key] = {
-            "kind": kind,
-            "name": name,
-            "runs": {
-                sid: [run.median_ns, run.p20_ns, run.p80_ns, run.name, run.status]
-                for sid, run in runs.items()
-            },
-        }
-    for entries in menu.values():
-        entries.sort(key=lambda e: (e["time"], e["name"]), reverse=True)
-    return dict(menu), files
-
-
-def _health(
-    series: Sequence[Series], steps: Mapping[str, Sequence[Step]], bandwidths: Any
-) -> list[dict[str, Any]]:
-    out = []
-    for found in regressions(series, steps)[:HEALTH_LIMIT]:
-        s, step = found.series, found.step
-        line = s.line_runs
-        entry = _series_entry(s, bandwidths)
-        entry.update(
-            ratio=step.ratio,
-            cause=step.cause,
-            detail=step.detail,
-            commit=line[step.index].commit if step.index < len(line) else None,
-            spark=[run.median_ns for run in line[-SPARK_POINTS:]],
-            stepAt=max(0, step.index - max(0, len(line) - SPARK_POINTS)),
-        )
-        out.append(entry)
-    return out
-
-
-def _facets(rows: Sequence[RunRow], entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    dtype_of = {e["workload"]: e["dtype"] for e in entries}
-    return {
-        "operation": dict(Counter(r.operation or "" for r in rows)),
-        "gpu": dict(Counter(r.hardware or "" for r in rows)),
-        "provider": dict(Counter(r.provider or "" for r in rows)),
-        "dtype": dict(Counter(dtype_of.get(r.workload_digest) or "" for r in rows)),
-        "status": dict(Counter(r.status for r in rows)),
-    }
 
 
 def _copy_static(out: Path) -> None:
@@ -294,9 +160,9 @@ def write_site(
     )
     finder = find_steps if find_steps is not None else history_steps(source.spec)
     steps = {s.id: list(finder(s.line_runs)) for s in series}
-    entries = [_series_entry(s, bandwidths) for s in series]
-    menu, ref_files = _refs(series)
-    health = _health(series, steps, bandwidths)
+    entries = [series_entry(s, bandwidths) for s in series]
+    menu, ref_files = refs(series)
+    regressed = health(series, steps, bandwidths)
     tmp = _prepare(target)
     try:
         _copy_static(tmp)
@@ -304,9 +170,9 @@ def write_site(
         for s, entry in zip(series, entries, strict=True):
             payload = dict(entry)
             payload.update(
-                runs=[_run_cells(run) for run in s.runs],
+                runs=[run_cells(run) for run in s.runs],
                 line=list(s.line),
-                steps=[_step_cells(step) for step in steps[s.id]],
+                steps=[step_cells(step) for step in steps[s.id]],
             )
             write_script(tmp, f"series/{s.id}", payload)
             texts = dict(source.records([run.name for run in s.runs]))
@@ -330,8 +196,8 @@ def write_site(
                 "commits": len(menu["commits"]),
                 "branches": len(menu["branches"]),
             },
-            "health": health,
-            "facets": _facets(rows, entries),
+            "health": regressed,
+            "facets": facets(rows, entries),
         }
         landing = write_script(tmp, "site", site)
         files += 3

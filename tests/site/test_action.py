@@ -236,3 +236,36 @@ def test_the_docs_workflows_pass_only_inputs_the_action_declares() -> None:
                     assert required <= set(step["with"])
                     uses += 1
     assert uses == 2
+
+
+@pytest.mark.parametrize(
+    ("sdk", "db", "expected"),
+    [
+        ("", "", "{root}"),
+        ("", "store.sqlite3", "{root}"),
+        ("", "postgresql://u@h/db", "{root}[postgres]"),
+        ("kernelindex-sdk==9.9", "", "kernelindex-sdk==9.9"),
+        ("kernelindex-sdk[postgres]==9.9", "postgres://u@h/db", "kernelindex-sdk[postgres]==9.9"),
+    ],
+)
+def test_the_install_step_installs_the_actions_own_sdk(
+    tmp_path: Path, sdk: str, db: str, expected: str
+) -> None:
+    """The composite step's shell, run with a fake python3 that records what pip got."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install kernelindex-sdk")
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$FAKE_PIP_LOG"\n')
+    fake.chmod(0o755)
+    log = tmp_path / "pip.log"
+    env = {
+        "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "SDK": sdk,
+        "DB": db,
+        "FAKE_PIP_LOG": str(log),
+    }
+    subprocess.run(["bash", "-euo", "pipefail", "-c", step["run"]], env=env, check=True)
+    assert log.read_text().splitlines()[-1] == expected.format(root=ROOT)

@@ -69,6 +69,8 @@ API_PAGES = {
     "kernelindex_sdk.sharding": "sharding",
     "kernelindex_sdk.compare": "compare",
     "kernelindex_sdk.report": "report",
+    "kernelindex_sdk.store": "store",
+    "kernelindex_sdk.provenance": "provenance",
 }
 
 sys.path.insert(0, str(HOOKS))

@@ -153,10 +153,15 @@ class FileProblem:
 
 @attrs.frozen
 class DocumentResult:
-    """One document and its problems; ``valid`` when there are none."""
+    """One document and its problems; ``valid`` when there are none.
+
+    ``value`` is the parsed document when it is valid (None otherwise), so a caller that
+    goes on to use it need not parse the text again.
+    """
 
     document: Document
     problems: tuple[FileProblem, ...]
+    value: Any = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -433,7 +438,7 @@ def check_documents(
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
         found = tuple(FileProblem.in_document(document, p) for p in problems)
-        yield DocumentResult(document=document, problems=found)
+        yield DocumentResult(document=document, problems=found, value=None if found else value)
 
 
 def validate_paths(

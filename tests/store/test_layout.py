@@ -36,6 +36,15 @@ def test_newer_layout_is_refused(store_url: str) -> None:
         open_store(store_url)
 
 
+def test_layout_without_a_migration_is_refused(store_url: str) -> None:
+    with open_store(store_url) as store:
+        store._backend.execute(
+            "UPDATE kernelindex_layout SET value = '0' WHERE key = 'layout_version'"
+        )
+    with pytest.raises(StoreLayoutError, match=r"store layout version 0 cannot be migrated"):
+        open_store(store_url)
+
+
 def test_tables_of_another_program_are_refused(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     with sqlite3.connect(path) as db:

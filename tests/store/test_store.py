@@ -10,7 +10,7 @@ import pytest
 from _records import bundle
 
 from kernelindex_sdk import dumps, provenance
-from kernelindex_sdk.errors import ArgumentError, KernelIndexError
+from kernelindex_sdk.errors import ArgumentError, InputError, KernelIndexError, StoreClashError
 from kernelindex_sdk.store import NotInStoreError, RunRow, Store
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -101,6 +101,19 @@ def test_clash_refuses_the_whole_file_and_names_both_places(store: Store, tmp_pa
     assert problem.problem.code == "store-clash"
     # Nothing of the refused file went in, not even its new run.
     assert [row.name for row in store.rows()] == [doc["run"]["metadata"]["name"]]
+
+
+def test_report_check_raises_the_clash(store: Store, tmp_path: Path) -> None:
+    doc = bundle()
+    store.ingest([lines(tmp_path / "a.jsonl", [doc])]).check()
+    doc["run"]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    report = store.ingest([lines(tmp_path / "b.jsonl", [doc])])
+    with pytest.raises(StoreClashError, match="is already stored with other content") as caught:
+        report.check()
+    assert isinstance(caught.value, KernelIndexError)
+    assert caught.value.problems == report.problems
+    with pytest.raises(InputError, match="no such file"):
+        store.ingest([tmp_path / "absent.jsonl"]).check()
 
 
 def test_a_refused_file_leaves_no_objects_behind(store: Store, tmp_path: Path) -> None:
@@ -235,3 +248,70 @@ def test_standalone_protocol_documents_are_stored_and_exported(
     path.write_text(dumps(renamed), encoding="utf-8")
     report = store.ingest([path])
     assert report.problems[0].problem.code == "store-clash"
+
+
+def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
+    from kernelindex_sdk.store._extract import json_equal
+
+    assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
+    assert json_equal(1e300, 10**300)
+    assert not json_equal(2**53 + 1, 2**53)
+    assert not json_equal({"bias": True}, {"bias": 1})
+    assert not json_equal([0], [False])
+    assert not json_equal({"a": 1}, {"a": 1, "b": None})
+    assert not json_equal("1", 1)
+    assert json_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})
+
+
+def test_a_repeated_object_in_a_file_is_compared_exactly(store: Store, tmp_path: Path) -> None:
+    """Keys in another order are the same spec; ``1`` for ``true`` under one digest is not."""
+    first = bundle(params={"tokens": 1, "dtype": "fp32", "bias": True})
+    reordered = json.loads(json.dumps(first))
+    reordered["run"]["metadata"]["name"] += "-b"
+    workload = reordered["run"]["spec"]["workload"]
+    reordered["run"]["spec"]["workload"] = dict(reversed(list(workload.items())))
+    assert store.ingest([lines(tmp_path / "a.jsonl", [first, reordered])]).added == 2
+    lying = json.loads(json.dumps(first))
+    lying["run"]["metadata"]["name"] += "-c"
+    lying["run"]["spec"]["workload"]["parameters"]["bias"] = 1
+    other = bundle(params={"tokens": 2, "dtype": "fp32"})
+    report = store.ingest([lines(tmp_path / "b.jsonl", [other, first, lying])])
+    assert [p.problem.code for p in report.problems] == ["digest-clash"]
+    assert str(report.problems[0]).startswith(f"{tmp_path / 'b.jsonl'}:3: ")
+
+
+def test_float_forms_come_back_equal_from_the_store(store: Store, tmp_path: Path) -> None:
+    """PostgreSQL's jsonb writes numbers its own way (1e-07 as 0.0000001): the same spec."""
+    doc = bundle(params={"tokens": 1024, "dtype": "fp32", "scale": 1e15, "tiny": 1e-7})
+    path = lines(tmp_path / "a.jsonl", [doc])
+    assert store.ingest([path]).added == 1
+    other = lines(
+        tmp_path / "b.jsonl", [bundle(params=doc["run"]["spec"]["workload"]["parameters"])]
+    )
+    report = store.ingest([other])
+    assert (report.added, report.ok) == (1, True)
+
+
+def test_postgresql_specs_are_jsonb(postgres_url: str) -> None:
+    """The documented query works in plain SQL: ``spec->'parameters'->>'tokens'``."""
+    import psycopg
+
+    from kernelindex_sdk.store import open_store
+
+    with open_store(postgres_url) as store:
+        store.ingest([SWEEP])
+    with psycopg.connect(postgres_url) as db:
+        found = db.execute(
+            "SELECT w.spec->'parameters'->>'tokens' AS tokens, i.provider, count(*)"
+            " FROM runs r JOIN workloads w ON w.digest = r.workload_digest"
+            " JOIN implementations i ON i.digest = r.implementation_digest"
+            " WHERE w.operation = 'jsd' AND i.provider = 'triton'"
+            " GROUP BY 1, 2 ORDER BY 1"
+        ).fetchall()
+        kind = db.execute(
+            "SELECT data_type FROM information_schema.columns"
+            " WHERE table_name = 'workloads' AND column_name = 'spec'"
+        ).fetchall()
+    assert found == [("1024", "triton", 4), ("2048", "triton", 4), ("4096", "triton", 4),
+                     ("8192", "triton", 4)]  # fmt: skip
+    assert {row[0] for row in kind} == {"jsonb"}

@@ -221,17 +221,24 @@ class SQLiteBackend(Backend):
         *,
         numbered: bool = False,
     ) -> set[str]:
-        # The write lock is held: nobody else inserts between the look-up and the insert.
-        # Rows go in in their order, which the rowid (seq) keeps.
-        keys = [row[0] for row in rows]
-        present = self.fetch(table, key, keys, ())
-        new = [row for row in rows if row[0] not in present]
+        if not rows:
+            return set()
+        # The write lock is held, so the rows with a rowid past the largest before the
+        # insert are this one's. Rows go in in their order, which the rowid (seq) keeps.
+        ((before,),) = self.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}")  # noqa: S608
         marks = ", ".join("?" * len(columns))
-        self.executemany(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",  # noqa: S608
-            new,
-        )
-        return {row[0] for row in new}
+        try:
+            cursor = self._db.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+                f" ON CONFLICT ({key}) DO NOTHING",
+                rows,
+            )
+        except sqlite3.Error as err:
+            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+        if cursor.rowcount == len(rows):
+            return {row[0] for row in rows}
+        found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
+        return {row[0] for row in found}
 
     def close(self) -> None:
         self._db.close()

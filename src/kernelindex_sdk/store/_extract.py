@@ -16,17 +16,44 @@ from .. import provenance
 from .._semantic import _UNITS
 from ..digest import environment_digest, protocol_digest
 
-__all__ = ["ObjectRow", "RunColumns", "canonical", "objects_of", "run_columns", "run_of"]
+__all__ = [
+    "ObjectRow",
+    "canonical",
+    "json_equal",
+    "object_row",
+    "object_specs",
+    "objects_of",
+    "run_columns",
+    "run_of",
+]
 
 # Nanoseconds per time unit (the semantic checks' table).
 _NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
-# A bundle's members by the kind of their object table.
-_MEMBERS: Final = (("protocol", "protocol"), ("environment", "environment"))
+
+
+_CANONICAL: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True
+).encode
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def canonical(value: Any) -> str:
     """A JSON text that is equal for equal JSON values (sorted keys, no spaces)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _CANONICAL(value)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal as JSON: numbers by value (``1`` and ``1.0``, or
+    a float PostgreSQL's jsonb gives back as an integer), never ``true`` for ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b) if isinstance(a, float) or isinstance(b, float) else a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 @attrs.frozen
@@ -63,31 +90,42 @@ def _extra(kind: str, spec: dict[str, Any], name: str | None) -> tuple[Any, ...]
     return (name, hardware.get("product") if isinstance(hardware, dict) else None)
 
 
-def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
-    """The digested objects a record carries, each with the digest it is known by.
+def object_specs(record: dict[str, Any]) -> Iterator[tuple[str, str, Any, str | None]]:
+    """``(kind, digest, spec, name)`` of each digested object a record carries.
 
     A run's workload and implementation, and a bundle's protocol and environment, go by
-    the digests the run declares. A protocol or environment document on its own goes by
-    the digest of its spec, computed.
+    the digests the run declares (``name`` is the document's, None for the run's own
+    objects). A protocol or environment document on its own goes by the digest of its
+    spec, computed.
     """
     run = run_of(record)
     if run is None:
         kind = "protocol" if record["kind"] == "BenchmarkProtocol" else "environment"
         spec = record["spec"]
         digest = protocol_digest(spec) if kind == "protocol" else environment_digest(spec)
-        yield ObjectRow(kind, digest, spec, _extra(kind, spec, record["metadata"]["name"]))
+        yield kind, digest, spec, record["metadata"]["name"]
         return
     spec = run["spec"]
-    for kind, key in (("workload", "workload"), ("implementation", "implementation")):
-        obj = spec.get(key)
+    for kind in ("workload", "implementation"):
+        obj = spec.get(kind)
         if obj is not None:
-            yield ObjectRow(kind, spec[f"{key}Digest"], obj, _extra(kind, obj, None))
-    for kind, member in _MEMBERS:
-        doc = record.get(member) if "run" in record else None
-        if doc is not None:
-            name = doc["metadata"]["name"]
-            obj = doc["spec"]
-            yield ObjectRow(kind, spec[f"{kind}Digest"], obj, _extra(kind, obj, name))
+            yield kind, spec[f"{kind}Digest"], obj, None
+    if "run" in record:
+        for kind in ("protocol", "environment"):
+            doc = record.get(kind)
+            if doc is not None:
+                yield kind, spec[f"{kind}Digest"], doc["spec"], doc["metadata"]["name"]
+
+
+def object_row(kind: str, digest: str, spec: Any, name: str | None) -> ObjectRow:
+    """The row of an object table for one object."""
+    return ObjectRow(kind, digest, spec, _extra(kind, spec, name))
+
+
+def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
+    """The rows of the digested objects a record carries (see :func:`object_specs`)."""
+    for found in object_specs(record):
+        yield object_row(*found)
 
 
 def _ns(value: Any, unit: str) -> int | None:
@@ -109,14 +147,6 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
         None if p20 is None else round(p20),
         None if p80 is None else round(p80),
     )
-
-
-@attrs.frozen
-class RunColumns:
-    """A run's row of the ``runs`` table, without the text and place of arrival."""
-
-    name: str
-    values: tuple[Any, ...]
 
 
 #: The columns :func:`run_columns` fills, in the order of its values.
@@ -159,6 +189,6 @@ def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        canonical(metadata.get("labels") or {}),
-        canonical(notes),
+        _COMPACT(metadata.get("labels") or {}),
+        _COMPACT(notes),
     )

@@ -23,7 +23,7 @@ from .._display import display_path
 from .._time import format_observed_at
 from ..convert import dumps
 from ..documents import Document, FileProblem
-from ..errors import ArgumentError, InputError, Problem, StoreError
+from ..errors import ArgumentError, InputError, Problem, StoreClashError, StoreError
 from . import _extract
 from ._backend import Backend
 from ._layout import OBJECT_TABLES
@@ -78,6 +78,18 @@ class IngestReport:
         """Whether every record was stored or skipped, and every path read."""
         return not self.problems and not self.input_errors
 
+    def check(self) -> None:
+        """Raise unless every path was read and every record stored or skipped.
+
+        Raises:
+            InputError: the first path that could not be read.
+            StoreClashError: listing every invalid or clashing record.
+        """
+        if self.input_errors:
+            raise self.input_errors[0]
+        if self.problems:
+            raise StoreClashError(problems=self.problems)
+
     def __add__(self, other: IngestReport) -> IngestReport:
         return IngestReport(
             files=self.files + other.files,
@@ -119,10 +131,11 @@ def _now() -> str:
     return format_observed_at(datetime.now(timezone.utc))
 
 
-def _record(document: Document, given: provenance.Provenance) -> _Record:
+def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
+    document = result.document
     raw = document.text
     text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-    value = json.loads(text)
+    value = result.value
     form = "line" if document.json_lines else "document"
     if given and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
@@ -156,23 +169,33 @@ def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | 
 def _file_objects(
     records: Sequence[_Record],
 ) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
-    """Each distinct object of a file by kind and digest; two specs under one digest clash."""
+    """Each distinct object of a file by kind and digest; two specs under one digest clash.
+
+    A bundle repeats its protocol and environment in every record: a repeat is told
+    from the first by its repr (exact: it tells ``true`` from ``1``), and only when that
+    differs (keys in another order, say) compared as JSON.
+    """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], _Record] = {}
+    first: dict[tuple[str, str], tuple[_Record, str | None]] = {}
     problems = []
     for record in records:
-        for row in _extract.objects_of(record.value):
-            known = objects[row.kind].get(row.digest)
+        for kind, digest, spec, name in _extract.object_specs(record.value):
+            known = objects[kind].get(digest)
             if known is None:
-                objects[row.kind][row.digest] = row
-                first[row.kind, row.digest] = record
-            elif known.spec != row.spec and known.spec_text != row.spec_text:
-                where = first[row.kind, row.digest].document.label
+                objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+                # Most objects are never met again: their repr is made on the first repeat.
+                first[kind, digest] = (record, None)
+                continue
+            where, seen = first[kind, digest]
+            if seen is None:
+                seen = repr(known.spec)
+                first[kind, digest] = (where, seen)
+            if repr(spec) != seen and not _extract.json_equal(known.spec, spec):
                 problems.append(
                     record.problem(
                         "",
-                        f"{row.kind} digest {row.digest!r} names another spec at"
-                        f" {display_path(where)}",
+                        f"{kind} digest {digest!r} names another spec at"
+                        f" {display_path(where.document.label)}",
                         "digest-clash",
                     )
                 )
@@ -224,7 +247,7 @@ class _FileIngest:
         stored = self.backend.fetch(table, "digest", others, ("spec",))
         for digest in others:
             spec = self.backend.json_value(stored[digest][0])
-            if _extract.canonical(spec) != rows[digest].spec_text:
+            if not _extract.json_equal(spec, rows[digest].spec):
                 self.clashes += 1
                 self.problems.append(
                     FileProblem(
@@ -338,8 +361,9 @@ def _ingest_file(
     problems = tuple(p for result in results for p in result.problems)
     if problems:
         return IngestReport(files=1, refused=len(results), problems=problems)
-    records = [_record(result.document, given) for result in results]
-    for attempt in range(_RETRIES):
+    records = [_record(result, given) for result in results]
+    attempt = 1
+    while True:
         work = _FileIngest(backend, records)
         try:
             work.run()
@@ -351,7 +375,8 @@ def _ingest_file(
                 problems=tuple(refused.problems),
             )
         except StoreError as err:
-            if attempt + 1 < _RETRIES and _retryable(err):
+            if attempt < _RETRIES and _retryable(err):
+                attempt += 1
                 continue
             raise
         return IngestReport(
@@ -360,7 +385,6 @@ def _ingest_file(
             identical=work.identical,
             provenance_only=work.provenance_only,
         )
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def ingest_paths(

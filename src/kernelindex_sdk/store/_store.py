@@ -279,9 +279,8 @@ class Store:
         Raises:
             NotInStoreError: when no run has that name.
         """
-        for _, text in self.records([name]):
-            return text
-        raise AssertionError("unreachable")  # pragma: no cover
+        ((_, text),) = self.records([name])
+        return text
 
     def records(self, names: Iterable[str]) -> Iterator[tuple[str, str]]:
         """``(name, text)`` of each named run, in the order given (see :meth:`record_text`).

@@ -12,65 +12,59 @@ changed them, and Liger-Kernel's kto_loss rows at four commits of its history.
   name and its date as the commit time, oldest first (the two commits of 2025-02-28 are
   ordered by their rows' timestamps, which observedAt keeps). ``--no-liger`` leaves it out.
 
-Prints one line per version ingested; exits 1 when a version was refused.
+Prints one line per version ingested; stops with the problems when one is refused.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+# The H200 part is benchmarks/store_h200_history.py's (this folder is on sys.path when a
+# script of it runs).
+import store_h200_history
+
 from kernelindex_sdk.importers import liger
 from kernelindex_sdk.provenance import Provenance
-from kernelindex_sdk.store import open_store
+from kernelindex_sdk.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = "benchmarks/results/jsd_forward_h200.jsonl"
 LIGER = ROOT / "tests" / "fixtures" / "liger" / "history"
+# Oldest first; the two commits of 2025-02-28 in the order their rows were measured.
 LIGER_ORDER = ("022a7947bf6b", "d63b888d68ff", "636813534168", "ee5aaf26b934")
 
 
-def _git(*args: str) -> str:
-    done = subprocess.run(  # noqa: S603 - git, with arguments of ours
-        ["git", "-C", str(ROOT), *args],  # noqa: S607 - git from PATH, as a developer runs it
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
+def ingest_liger(store: Store, work: Path) -> list[str]:
+    """Import and ingest the Liger history, oldest first; return one line per commit."""
+    done = []
+    for commit in LIGER_ORDER:
+        [csv] = LIGER.glob(f"*-{commit}.csv")
+        out = work / f"liger-{commit}.jsonl"
+        given = Provenance(commit=commit, branch="main", commit_time=f"{csv.name[:10]}T00:00:00Z")
+        liger.import_files([csv], out, provenance=given)
+        report = store.ingest([out])
+        report.check()
+        done.append(f"liger {commit}: {report.added} added, {report.identical} identical")
+    return done
 
 
-def own_versions() -> list[tuple[str, str]]:
-    """(commit, committer time) of each commit that changed the results, oldest first."""
-    lines = _git("log", "--reverse", "--format=%H %cI", "--", RESULTS).splitlines()
-    return [(line.split()[0], line.split()[1]) for line in lines if line.strip()]
+def build(db: str, *, with_liger: bool = True) -> list[str]:
+    """Build the store ``db``; return one line per version ingested.
 
-
-def build(db: str, *, with_liger: bool = True) -> int:
-    """Ingest every version into the store ``db``; return how many versions were refused."""
-    refused = 0
+    Raises:
+        StoreClashError, SystemExit: when a version is refused.
+    """
     with tempfile.TemporaryDirectory() as tmp, open_store(db) as store:
-        for commit, when in own_versions():
-            path = Path(tmp) / f"own-{commit[:12]}.jsonl"
-            path.write_text(_git("show", f"{commit}:{RESULTS}"), encoding="utf-8")
-            report = store.ingest([path], commit=commit, branch="main", commit_time=when)
-            refused += not report.ok
-            print(f"own {commit[:12]} {when}: {report}")
+        lines = [
+            f"own {version['commit'][:12]} {version['commit_time']}:"
+            f" {version['added']} added, {version['skipped']} skipped"
+            for version in store_h200_history.ingest_history(store, Path(tmp))
+        ]
         if with_liger:
-            for commit in LIGER_ORDER:
-                [csv] = LIGER.glob(f"*-{commit}.csv")
-                out = Path(tmp) / f"liger-{commit}.jsonl"
-                given = Provenance(
-                    commit=commit, branch="main", commit_time=f"{csv.name[:10]}T00:00:00Z"
-                )
-                liger.import_files([csv], out, provenance=given)
-                report = store.ingest([out])
-                refused += not report.ok
-                print(f"liger {commit}: {report}")
-    return refused
+            lines += ingest_liger(store, Path(tmp))
+    return lines
 
 
 def main() -> int:
@@ -78,7 +72,9 @@ def main() -> int:
     parser.add_argument("--db", required=True, help="the store to build (SQLite path or URL)")
     parser.add_argument("--no-liger", action="store_true", help="only this repository's results")
     args = parser.parse_args()
-    return 1 if build(args.db, with_liger=not args.no_liger) else 0
+    for line in build(args.db, with_liger=not args.no_liger):
+        print(line)
+    return 0
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ API_PAGES = {
     "kernelindex_sdk.compare": "compare",
     "kernelindex_sdk.report": "report",
     "kernelindex_sdk.store": "store",
+    "kernelindex_sdk.store.history": "store-history",
     "kernelindex_sdk.provenance": "provenance",
 }
 

@@ -122,3 +122,19 @@ def test_rejects_bad_input(medians: list, kwargs: dict, message: str) -> None:  
         find_change_points(medians, **kwargs)
     assert isinstance(caught.value, KernelIndexError)
     assert message in str(caught.value)
+
+
+def test_numpy_is_imported_only_to_search_a_series() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kernelindex_sdk._cli, kernelindex_sdk.store.history,"
+        " kernelindex_sdk.store.branch_compare\n"
+        "from kernelindex_sdk.store.changepoints import find_change_points\n"
+        "before = 'numpy' in sys.modules\n"
+        "find_change_points([1.0] * 8)\n"
+        "print(before, 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

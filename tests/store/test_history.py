@@ -199,3 +199,18 @@ def test_a_protocol_change_starts_a_series_that_follows_the_old_one() -> None:
         "differences": [{"field": "harness.version", "before": "0.3.1", "after": "0.3.2"}],
     }
     assert "follows a series under another protocol" in render_history(found)
+
+
+def test_json_text_parses_to_the_value_form() -> None:
+    """The fast writer and json.dumps agree, hostile strings and missing values included."""
+    values = medians(12, [(6, 1.2)], seed=9)
+    rows = series_rows(values)
+    rows[0] = row(0, values[0], branch='we"ird\\ \u2028 br\u00e4nch </script>', commit=None)
+    rows[1] = row(1, values[1], p20_ns=None, p80_ns=None, commit_time=None)
+    rows[2] = row(2, 1234.5, p20_ns=1200.25, p80_ns=1300.0)
+    rows.append(row(50, None, status="failed"))
+    found = history(rows, spec=spec)
+    text = render_history(found, "json")
+    assert text.endswith("}\n")
+    assert json.loads(text) == history_as_json(found)
+    assert json.loads(render_history([], "json")) == {"series": []}

@@ -31,8 +31,9 @@ def with_triton(doc: dict[str, Any], version: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def store_path(tmp_path: Path) -> str:
-    """A store with a 40-point series on main: 5% slower from point 20, where triton moved."""
+def store_path(store_url: str, tmp_path: Path) -> str:
+    """A store (SQLite, then PostgreSQL) with a 40-point series on main: 5% slower from
+    point 20, where triton moved."""
     rng = np.random.default_rng(5)
     base = template()
     docs = []
@@ -40,7 +41,7 @@ def store_path(tmp_path: Path) -> str:
         median = round(300_000 * (1.05 if i >= 20 else 1.0) * (1 + 0.01 * rng.standard_normal()))
         doc = bundle(base, i, median, commit=f"{i:040x}", branch="main")
         docs.append(with_triton(doc, "3.7.0") if i >= 20 else doc)
-    db = str(tmp_path / "h.sqlite3")
+    db = store_url
     with open_store(db) as store:
         report = store.ingest([write_jsonl(tmp_path / "main.jsonl", docs)])
     assert report.ok
@@ -134,6 +135,10 @@ def test_compare_history_leaves_out_other_series_and_says_why(
         ("compare", "a.jsonl"),
         ("compare", "--history", "main", "a.jsonl", "--window", "0"),
         ("history", "--points", "-1"),
+        ("compare", "a.jsonl", "b.jsonl", "--window", "3"),
+        ("compare", "a.jsonl", "b.jsonl", "--db", "x.sqlite3"),
+        ("compare", "--history", "main", "a.jsonl", "--across-protocols"),
+        ("compare", "--history", "main", "a.jsonl", "--base-provider", "torch"),
     ],
 )
 def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
@@ -141,3 +146,37 @@ def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
     assert status == 2
     assert out == ""
     assert len(err.splitlines()) == 1
+
+
+def with_harness(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """The bundle under another protocol (another harness version)."""
+    doc["protocol"]["spec"]["harness"]["version"] = version
+    doc["protocol"]["metadata"]["name"] += "-" + version.replace(".", "-")
+    doc["run"]["spec"]["protocolDigest"] = digest.protocol_digest(doc["protocol"]["spec"])
+    return doc
+
+
+def test_compare_history_picks_the_series_of_news_protocol(tmp_path: Path) -> None:
+    """main measured under an old protocol, then a new one: NEW under the new one pairs
+    with its series alone; NEW under a third protocol meets the latest, which says so."""
+    old = with_harness(template(), "9.0.0")
+    new = with_harness(template(), "9.1.0")
+    docs = [bundle(old, i, 300_000, commit=f"{i:040x}", branch="main") for i in range(5)]
+    docs += [bundle(new, i, 200_000, commit=f"{i:040x}", branch="main") for i in range(5, 10)]
+    db = str(tmp_path / "p.sqlite3")
+    with open_store(db) as store:
+        assert store.ingest([write_jsonl(tmp_path / "main.jsonl", docs)]).ok
+    pr = write_jsonl(tmp_path / "pr.jsonl", [bundle(new, 99, 201_000, name="pr-run")])
+    status, out, _ = run("compare", "--history", "main", str(pr), "--db", db, "--format", "json")
+    assert status == 0
+    [pair] = json.loads(out)
+    assert pair["base"]["median"] == 200_000
+    other = with_harness(template(), "9.2.0")
+    pr = write_jsonl(tmp_path / "pr2.jsonl", [bundle(other, 99, 201_000, name="pr-other")])
+    status, out, _ = run("compare", "--history", "main", str(pr), "--db", db, "--format", "json")
+    assert status == 0
+    rows = json.loads(out)
+    assert len(rows) == 2
+    [base_only] = [r for r in rows if r["new"] is None]
+    assert base_only["base"]["median"] == 200_000
+    assert "harness.version '9.1.0' vs '9.2.0'" in base_only["unpaired"]

@@ -61,6 +61,7 @@ def test_failed_runs_are_listed_apart_and_memory_only_runs_left_out() -> None:
         row(1, None, status="failed"),
         row(2, 100),
         row(3, None, status="passed"),
+        row(4, 0, median_ns=0),
     ]
     [series] = group_series(rows)
     assert [p.name for p in series.points] == ["run-00000", "run-00002"]

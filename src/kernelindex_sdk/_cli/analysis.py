@@ -59,14 +59,8 @@ def _problems(runs: RunSet, side: str, io: Streams) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
-    if args.history is not None or args.new is None:
+    if history.wants_branch(args):
         # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
-        if args.history is None or args.new is not None:
-            print(
-                "kernelindex compare: expected BASE and NEW, or --history BRANCH and NEW",
-                file=io.stderr,
-            )
-            return EXIT_USAGE
         return history.compare_with_branch(args, io)
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)

@@ -9,7 +9,7 @@ from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history
 from . import analysis
-from ._common import EXIT_OK, Streams
+from ._common import EXIT_OK, EXIT_USAGE, Streams
 from .store import add_db, add_filters, filters_of
 
 __all__ = ["compare_with_branch", "register"]
@@ -39,8 +39,36 @@ def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
     return EXIT_OK
 
 
+#: compare's options that choose the base's runs, which --history chooses itself.
+_BASE_OPTIONS = (
+    ("across_environments", "--across-environments"),
+    ("across_protocols", "--across-protocols"),
+    ("base_provider", "--base-provider"),
+    ("new_provider", "--new-provider"),
+)
+
+
+def wants_branch(args: argparse.Namespace) -> bool:
+    """Whether ``compare`` was called as the PR check (or with its options only)."""
+    return args.history is not None or args.new is None or args.window != 1 or args.db is not None
+
+
+def _usage(io: Streams, message: str) -> int:
+    print(f"kernelindex compare: {message} (see 'kernelindex compare --help')", file=io.stderr)
+    return EXIT_USAGE
+
+
 def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
     """``compare --history BRANCH NEW``: NEW against BRANCH's series in the store."""
+    if args.history is None:
+        if args.new is None:
+            return _usage(io, "expected BASE and NEW, or --history BRANCH and NEW")
+        return _usage(io, "--window and --db need --history BRANCH")
+    if args.new is not None:
+        return _usage(io, f"--history takes one input, NEW; got {args.base!r} and {args.new!r}")
+    for dest, flag in _BASE_OPTIONS:
+        if getattr(args, dest):
+            return _usage(io, f"{flag} cannot be used with --history (the series choose the base)")
     new = analysis._load([args.base], io, args.verify_digests)
     invalid = analysis._problems(new, "NEW", io)
     with open_store(args.db, create=False) as store:
@@ -86,7 +114,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " splits), each step with its cause (implementation, environment, labels or"
             " unexplained). Series shorter than 6 points are judged step by step with"
             " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
-            " 1 when the store cannot be read; 2 on usage errors."
+            " 2 when the store cannot be opened, or on usage errors."
         ),
     )
     add_filters(hist)

@@ -40,6 +40,25 @@ def _change_row(h: SeriesHistory, change: Change) -> list[str]:
     ]
 
 
+def _parameters(found: Sequence[SeriesHistory]) -> tuple[set[str] | None, dict[str, str]]:
+    """The parameters whose values differ between the series (None: show all), and the
+    values every series shares, said once above them."""
+    if len(found) < 2:
+        return None, {}
+    values: dict[str, set[str]] = {}
+    for h in found:
+        params = {} if h.workload is None else h.workload.get("parameters", {})
+        for k, v in params.items():
+            values.setdefault(k, set()).add(repr(v))
+    every = [h.workload.get("parameters", {}) if h.workload else {} for h in found]
+    common = {
+        k: str(every[0][k])
+        for k, seen in values.items()
+        if len(seen) == 1 and all(k in e for e in every)
+    }
+    return set(values) - set(common), common
+
+
 def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int) -> str:
     """Text or Markdown of :func:`kernelindex_sdk.store.history.history`'s result."""
     out: list[str] = []
@@ -47,9 +66,13 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
     changed = sum(1 for h in found if h.changes)
     summary = f"{len(found)} series, {changed} with change points"
     out += [f"**{summary}**" if markdown else summary, ""]
+    varying, common = _parameters(found)
+    if common:
+        shared = " ".join(f"{k}={v}" for k, v in sorted(common.items()))
+        out += [f"every series: {shared}", ""]
     for h in found:
         series = h.series
-        title = f"{h.label} · {h.implementation} · {h.key.hardware}"
+        title = f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}"
         count = f"{len(series.points)} point(s)"
         if series.failed:
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"

@@ -12,7 +12,7 @@ columns, so no stored record text is parsed.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -57,11 +57,30 @@ def _provider(run: Run) -> str:
     return run.provider if run.provider is not None else run.implementation_digest
 
 
-def _wanted(new: RunSet) -> set[tuple[str, str, str, str]]:
-    """(workload, provider, entry point, GPU) of each NEW run."""
-    return {
-        (r.workload_digest, _provider(r), r.entry_point or "", _hardware(r, new)) for r in new.runs
-    }
+def _wanted(new: RunSet) -> dict[tuple[str, str, str, str], set[str]]:
+    """(workload, provider, entry point, GPU) of each NEW run, with its protocols."""
+    found: dict[tuple[str, str, str, str], set[str]] = {}
+    for r in new.runs:
+        measured = (r.workload_digest, _provider(r), r.entry_point or "", _hardware(r, new))
+        found.setdefault(measured, set()).add(r.protocol_digest)
+    return found
+
+
+def _chosen(
+    grouped: Iterable[Series], wanted: dict[tuple[str, str, str, str], set[str]]
+) -> Iterator[Series]:
+    """The series NEW measured: of one measurement under several protocols, those of
+    NEW's protocols, else the latest (so that the row says the protocols differ)."""
+    by_measurement: dict[tuple[str, str, str, str], list[Series]] = {}
+    for series in grouped:
+        k = series.key
+        measured = (k.workload_digest, k.provider, k.entry_point, k.hardware)
+        if series.points and measured in wanted:
+            by_measurement.setdefault(measured, []).append(series)
+    for measured, found in by_measurement.items():
+        same = [s for s in found if s.key.protocol_digest in wanted[measured]]
+        # group_series lists one measurement's series oldest first.
+        yield from same or found[-1:]
 
 
 def _median(values: list[int | None]) -> float | None:
@@ -152,12 +171,8 @@ def baseline(
     notes: dict[str, str] = {}
     hardware: dict[str, str] = {}
     seen_objects: set[str] = set()
-    for series in group_series(rows):
+    for series in _chosen(group_series(rows), wanted):
         key: SeriesKey = series.key
-        if not series.points or (
-            (key.workload_digest, key.provider, key.entry_point, key.hardware) not in wanted
-        ):
-            continue
         latest = series.points[-1]
         run = _base_run(series, window, _workload(spec, key.workload_digest, latest), branch)
         base.runs.append(run)

@@ -18,11 +18,11 @@ The method (docs/history.md states it in full):
   levels, Jeffreys prior on the noise; Smith 1975) summed over three neighbouring splits,
   and the centre of the heaviest three. It places a 3% step within one point more often
   than the split of largest ``|t|`` (the maximum-likelihood one) does.
-- **The p20-p80 spread** weighs the points: a run whose spread is wider than the series'
-  typical one (1.5 times or more) counts less (inverse variance,
-  ``(1.5 * typical / spread)^2``), so one noisy run
-  cannot make or hide a step. Where runs carry no spread, or all carry the same, every
-  weight is 1 and the method is the unweighted one.
+- **The p20-p80 spread** weighs the points: a run whose spread is more than 1.5 times
+  the series' typical (median) one counts less, by the inverse-variance weight
+  ``(1.5 * typical / spread)^2`` (at least 0.1), so one disturbed run cannot make or
+  hide a step. Where fewer than half the runs carry a spread, or none is past 1.5 times
+  the typical one, every weight is 1 and the method is the unweighted one.
 
 Series too short to test (fewer than ``2 * min_segment`` timed points) are judged step by
 step with ``kernelindex compare``'s rule instead (more than 5% and p20-p80 intervals
@@ -45,6 +45,7 @@ from ..errors import ArgumentError
 __all__ = [
     "DEFAULT_ALPHA",
     "DEFAULT_MIN_SEGMENT",
+    "SHORT_SERIES_THRESHOLD",
     "ChangePoint",
     "find_change_points",
     "student_t_sf",

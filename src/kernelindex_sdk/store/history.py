@@ -17,13 +17,14 @@ locates a step to about a point, the records say exactly where the code moved.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
 
+from .._runs import without_collection
 from ..errors import ArgumentError
+from ._history_json import history_as_json, history_json_text
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
 from .series import Series, SeriesKey, group_series, utc_instant
@@ -143,12 +144,17 @@ class SeriesHistory:
 
     @property
     def label(self) -> str:
-        """``operation pass name=value ...`` and the GPU, as tables show a series."""
+        """``operation pass name=value ...``: the workload, every parameter shown."""
+        return self.label_with()
+
+    def label_with(self, names: Iterable[str] | None = None) -> str:
+        """``operation pass name=value ...`` for the parameters ``names`` (all when None)."""
         row = self.series.first
         parts = [row.operation or "workload", row.pass_ or ""]
         if self.workload is not None:
             params = self.workload.get("parameters", {})
-            parts += [f"{k}={_show(params[k], quote=False)}" for k in sorted(params)]
+            wanted = params if names is None else [k for k in params if k in set(names)]
+            parts += [f"{k}={_show(params[k], quote=False)}" for k in sorted(wanted)]
         return " ".join(p for p in parts if p)
 
     @property
@@ -260,6 +266,7 @@ def _explain(series: Series, found: Sequence[ChangePoint], causes: _Causes) -> t
     return tuple(out)
 
 
+@without_collection
 def history(
     rows: Iterable[RunRow],
     *,
@@ -333,80 +340,6 @@ def _method_changes(
     return found
 
 
-def _point_json(row: RunRow) -> dict[str, Any]:
-    return {
-        "commit": row.commit,
-        "branch": row.branch,
-        "commitTime": row.commit_time,
-        "observedAt": row.observed_at,
-        "run": row.name,
-        "median": row.median_ns,
-        "p20": row.p20_ns,
-        "p80": row.p80_ns,
-    }
-
-
-def _change_json(change: Change) -> dict[str, Any]:
-    return {
-        "index": change.index,
-        "commit": change.commit,
-        "run": change.run,
-        "ratio": change.ratio,
-        "direction": change.direction,
-        "cause": change.cause,
-        "differences": [
-            {"object": d.object, "field": d.field, "before": d.before, "after": d.after}
-            for d in change.differences
-        ],
-        "before": change.before_ns,
-        "after": change.after_ns,
-        "pValue": change.p_value,
-        "tested": change.tested,
-    }
-
-
-def history_as_json(found: Sequence[SeriesHistory]) -> dict[str, Any]:
-    """The documented JSON form (docs/history.md): ``{"series": [...]}``."""
-    series = []
-    for h in found:
-        key, row = h.key, h.series.first
-        series.append(
-            {
-                "label": h.label,
-                "workloadDigest": key.workload_digest,
-                "operation": row.operation,
-                "pass": row.pass_,
-                "parameters": None if h.workload is None else h.workload.get("parameters"),
-                "provider": row.provider,
-                "entryPoint": row.entry_point,
-                "protocolDigest": key.protocol_digest,
-                "hardware": row.hardware,
-                "tested": h.tested,
-                "follows": None
-                if h.follows is None
-                else {
-                    "protocolDigest": h.follows.protocol_digest,
-                    "differences": [
-                        {"field": d.field, "before": d.before, "after": d.after}
-                        for d in h.follows.differences
-                    ],
-                },
-                "points": [_point_json(p) for p in h.series.points],
-                "failed": [
-                    {
-                        "commit": r.commit,
-                        "observedAt": r.observed_at,
-                        "run": r.name,
-                        "status": r.status,
-                    }
-                    for r in h.series.failed
-                ],
-                "changes": [_change_json(c) for c in h.changes],
-            }
-        )
-    return {"series": series}
-
-
 def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points: int = 10) -> str:
     """The history in one of :data:`FORMATS`, ending with a newline.
 
@@ -426,8 +359,7 @@ def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points:
     if points < 0:
         raise ArgumentError(argument="points", reason=f"expected an integer >= 0, got {points!r}")
     if fmt == "json":
-        # Not indented: json's C encoder writes 10,000 points in milliseconds.
-        return json.dumps(history_as_json(found), ensure_ascii=False) + "\n"
+        return history_json_text(found)
     from ._history_render import render_table  # noqa: PLC0415 - it imports this module
 
     return render_table(found, markdown=fmt == "markdown", points=points)

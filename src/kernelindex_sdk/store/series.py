@@ -13,16 +13,20 @@ columns (:class:`RunRow`): no record text is parsed.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Final
 
 import attrs
 
+from .._runs import without_collection
 from ._rows import RunRow
 
 __all__ = ["Series", "SeriesKey", "group_series", "series_key", "utc_instant"]
 
+#: Sort entries (when, observedAt, name, row) on all but the row.
+_ORDER: Final = operator.itemgetter(0, 1, 2)
 # observedAt's published form: 24 characters, UTC, milliseconds ("...T17:14:29.123Z").
 _OBSERVED_LENGTH: Final = 24
 
@@ -114,14 +118,15 @@ def _utc(text: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+@without_collection
 def group_series(rows: Iterable[RunRow]) -> list[Series]:
     """The series of ``rows``, each in commit order.
 
     Series are sorted by workload, implementation and GPU, then by when they start: the
     series of one measurement under successive protocols follow each other.
 
-    Runs that did not fail but carry no latency median (a memory-only measurement) are
-    in no series.
+    Runs that did not fail but carry no positive latency median (a memory-only
+    measurement, or a median of 0 ns, which no ratio can compare) are in no series.
 
     Args:
         rows: Runs as the store's columns give them, in any order.
@@ -130,21 +135,39 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
         One :class:`Series` per key, its points and failures in order.
     """
     instant = _Instants()
-    timed: dict[SeriesKey, list[tuple[str, str, str, RunRow]]] = {}
-    failed: dict[SeriesKey, list[tuple[str, str, str, RunRow]]] = {}
+    # Plain tuples while grouping: a SeriesKey is built once per series, not per run.
+    timed: dict[tuple[str, ...], list[tuple[str, str, str, RunRow]]] = {}
+    failed: dict[tuple[str, ...], list[tuple[str, str, str, RunRow]]] = {}
     for row in rows:
         if row.status == "failed":
             bucket = failed
-        elif row.median_ns is None:
+        elif row.median_ns is None or not row.median_ns > 0:
             continue
         else:
             bucket = timed
-        entry = (instant(row.order_key), instant(row.observed_at), row.name, row)
-        bucket.setdefault(series_key(row), []).append(entry)
+        observed = row.observed_at
+        if len(observed) != _OBSERVED_LENGTH or observed[-1] != "Z":
+            observed = instant(observed)
+        when = row.commit_time
+        when = observed if when is None else instant(when)
+        provider = row.provider
+        hardware = row.hardware
+        parts = (
+            row.workload_digest,
+            row.implementation_digest if provider is None else provider,
+            row.entry_point or "",
+            row.protocol_digest,
+            row.environment_digest if hardware is None else hardware,
+        )
+        entries = bucket.get(parts)
+        if entries is None:
+            entries = bucket[parts] = []
+        entries.append((when, observed, row.name, row))
     found = []
-    for key in timed.keys() | failed.keys():
-        points = sorted(timed.get(key, ()), key=lambda e: e[:3])
-        failures = sorted(failed.get(key, ()), key=lambda e: e[:3])
+    for grouped in timed.keys() | failed.keys():
+        key = SeriesKey(*grouped)
+        points = sorted(timed.get(grouped, ()), key=_ORDER)
+        failures = sorted(failed.get(grouped, ()), key=_ORDER)
         start = (points or failures)[0][0]
         # One measurement's series under successive protocols stand together, oldest first.
         order = (key.workload_digest, key.provider, key.entry_point, key.hardware, start, key)

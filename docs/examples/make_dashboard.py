@@ -65,8 +65,8 @@ def main() -> None:
     IMAGES.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "history.sqlite3")
-        if build(db) != 0:
-            raise SystemExit("own_history.py refused a version")
+        for line in build(db):
+            print(line)
         if OUT.exists():
             shutil.rmtree(OUT)
         summary = build_site(OUT, db, title=TITLE)

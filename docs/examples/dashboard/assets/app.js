@@ -82,7 +82,9 @@
   function fmtRatio(r) {
     if (r === null || r === undefined || !isFinite(r)) return "–";
     const pct = (r - 1) * 100;
-    return (pct >= 0 ? "+" : "") + pct.toFixed(1) + "%";
+    const text = pct.toFixed(1);
+    if (Number(text) === 0) return "0.0%";
+    return (pct > 0 ? "+" : "") + text + "%";
   }
   function clip(text) {
     const t = text || "";

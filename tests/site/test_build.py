@@ -250,3 +250,11 @@ def test_importing_the_sdk_or_the_site_loads_no_heavy_library() -> None:
     import sys
 
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unwritable_place_is_an_input_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError) as caught:
+        write_site(blocker / "site", synthetic(commits=1), find_steps=level_steps)
+    assert "file" in str(caught.value)

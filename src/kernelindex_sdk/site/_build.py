@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import attrs
 
 from .._version import __version__
-from ..errors import InputError
+from ..errors import InputError, input_errors
 from ..store import RunRow, open_store
 from ._model import StepFinder, group_series, history_steps, regressions
 from ._pages import facets, health, refs, run_cells, series_entry, step_cells
@@ -163,7 +163,8 @@ def write_site(
     entries = [series_entry(s, bandwidths) for s in series]
     menu, ref_files = refs(series)
     regressed = health(series, steps, bandwidths)
-    tmp = _prepare(target)
+    with input_errors(target):
+        tmp = _prepare(target)
     try:
         _copy_static(tmp)
         files = len(_STATIC) + len(_VENDOR)

@@ -84,7 +84,8 @@ def synthetic(
                 workload = {
                     "operation": op,
                     "pass": "forward",
-                    "parameters": {"dtype": dtype, "tokens": 1024, "vocab": 128256, "note": tag},
+                    "parameters": {"dtype": dtype, "tokens": 1024, "vocab": 128256}
+                    | ({"note": tag} if hostile else {}),
                     "bytesMoved": 1_050_673_152 // (2 if dtype == "bf16" else 1),
                 }
                 wd = _digest(json.dumps(workload, sort_keys=True))

@@ -484,7 +484,9 @@
 
   // ---- one record --------------------------------------------------------------------
   async function viewRecord(params, fill, current) {
-    if (!/^[0-9a-f]{16}$/.test(params.s || "")) throw new Error("no such record");
+    // Only a series the index lists has a records file (no request for a made-up one).
+    const index = await load("index");
+    if (!index.series.some((s) => s.id === params.s)) throw new Error("no such record");
     const texts = await inflate(await load("records/" + params.s));
     if (!current()) return;
     if (!Object.prototype.hasOwnProperty.call(texts, params.n)) throw new Error("no record named " + JSON.stringify(params.n || ""));

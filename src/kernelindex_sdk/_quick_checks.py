@@ -163,6 +163,11 @@ def _below(a: _Item, b: _Item) -> bool:
         return True
     if gap < -margin:
         return False
+    if a[2] == b[2] and a[4] == b[4]:
+        # Ties (Liger's p20 = median = p80): in one unit and rounded alike, the written
+        # values are in the exact values' order (distinct doubles have their shortest
+        # decimals in the same order), so no Fraction is needed.
+        return a[3] < b[3]
     return _semantic._below(_value(a), _value(b))
 
 

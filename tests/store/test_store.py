@@ -251,7 +251,11 @@ def test_standalone_protocol_documents_are_stored_and_exported(
 
 
 def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
-    from kernelindex_sdk.store._extract import json_equal
+    from kernelindex_sdk.store._extract import has_bool_or_unit, json_equal
+
+    assert has_bool_or_unit({"a": [{"b": False}]})
+    assert has_bool_or_unit({"a": [2, 1.0]})
+    assert not has_bool_or_unit({"a": [2, 0.5, "1", None, {"b": "true"}]})
 
     assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
     assert json_equal(1e300, 10**300)
@@ -315,3 +319,50 @@ def test_postgresql_specs_are_jsonb(postgres_url: str) -> None:
     assert found == [("1024", "triton", 4), ("2048", "triton", 4), ("4096", "triton", 4),
                      ("8192", "triton", 4)]  # fmt: skip
     assert {row[0] for row in kind} == {"jsonb"}
+
+
+@pytest.fixture
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three records a batch, so that a few records span several."""
+    from kernelindex_sdk.store import _ingest
+
+    monkeypatch.setattr(_ingest, "BATCH", 3)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_file_of_many_batches_goes_in_whole(store: Store, tmp_path: Path) -> None:
+    docs = [bundle(params={"tokens": i, "dtype": "fp32"}) for i in range(8)]
+    path = lines(tmp_path / "a.jsonl", docs)
+    assert store.ingest([path]).added == 8
+    assert "".join(store.export_lines()) == path.read_text(encoding="utf-8")
+    again = store.ingest([path])
+    assert (again.added, again.identical) == (0, 8)
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_problem_in_a_late_batch_refuses_the_early_ones(store: Store, tmp_path: Path) -> None:
+    stored = bundle(median=7)
+    store.ingest([lines(tmp_path / "stored.jsonl", [stored])])
+    changed = json.loads(json.dumps(stored))
+    changed["run"]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    bad = bundle()
+    bad["run"]["spec"]["timing"]["latencyNs"]["median"] = -1
+    fresh = [bundle(params={"tokens": i, "dtype": "fp32"}) for i in range(7)]
+    report = store.ingest([lines(tmp_path / "clash.jsonl", [*fresh, changed])])
+    assert (report.added, report.refused, report.clashes) == (0, 8, 1)
+    report = store.ingest([lines(tmp_path / "bad.jsonl", [*fresh, bad, bad])])
+    assert report.refused == 9
+    # Every problem of the file is reported, even after the first.
+    assert [p.problem.code for p in report.problems] == ["minimum", "minimum"]
+    assert [row.name for row in store.rows()] == [stored["run"]["metadata"]["name"]]
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_digest_lie_across_batches_is_refused(store: Store, tmp_path: Path) -> None:
+    docs = [bundle(params={"tokens": i, "dtype": "fp32"}) for i in range(5)]
+    lying = json.loads(json.dumps(docs[0]))
+    lying["run"]["metadata"]["name"] += "-lie"
+    lying["run"]["spec"]["workload"]["parameters"]["tokens"] = 99
+    report = store.ingest([lines(tmp_path / "a.jsonl", [*docs, lying])])
+    assert [p.problem.code for p in report.problems] == ["digest-clash"]
+    assert store.rows() == []

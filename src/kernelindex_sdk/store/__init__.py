@@ -8,8 +8,8 @@ else :data:`DEFAULT_DB`, the SQLite file ``kernelindex.sqlite3`` in the current 
 """
 
 from ..errors import StoreClashError, StoreError, StoreLayoutError
-from ._ingest import IngestReport
 from ._layout import LAYOUT_VERSION
+from ._report import IngestReport
 from ._rows import RunRow
 from ._store import NotInStoreError, Store, open_store
 from ._url import DEFAULT_DB, ENV_VAR, StoreURL, parse_url

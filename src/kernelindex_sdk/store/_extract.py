@@ -19,6 +19,7 @@ from ..digest import environment_digest, protocol_digest
 __all__ = [
     "ObjectRow",
     "canonical",
+    "has_bool_or_unit",
     "json_equal",
     "object_row",
     "object_specs",
@@ -54,6 +55,21 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
+
+
+def has_bool_or_unit(value: Any) -> bool:
+    """Whether a JSON value holds a boolean, or a number equal to 0 or 1: where Python's
+    ``==`` (``True == 1``) is not JSON's equality."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, bool) or (isinstance(node, (int, float)) and node in (0, 1)):
+            return True
+    return False
 
 
 @attrs.frozen

@@ -11,7 +11,7 @@ another spec than the stored one is refused the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Final
@@ -20,15 +20,17 @@ import attrs
 
 from .. import documents, provenance
 from .._display import display_path
+from .._runs import without_collection
 from .._time import format_observed_at
 from ..convert import dumps
 from ..documents import Document, FileProblem
-from ..errors import ArgumentError, InputError, Problem, StoreClashError, StoreError
+from ..errors import ArgumentError, InputError, Problem, StoreError
 from . import _extract
 from ._backend import Backend
 from ._layout import OBJECT_TABLES
+from ._report import IngestReport
 
-__all__ = ["IngestReport", "ingest_paths"]
+__all__ = ["ingest_paths"]
 
 _OBJECT_COLUMNS: Final = {
     "workload": ("digest", "operation", "pass", "spec"),
@@ -43,64 +45,11 @@ _RUN_COLUMNS: Final = (
     "source",
     "ingested_at",
 )
+#: Records validated and stored at a time: memory holds one batch, whatever the file's size.
+BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
 _RETRIES: Final = 5
 _RETRY_STATES: Final = frozenset({"40P01", "40001"})
-
-
-@attrs.frozen(kw_only=True)
-class IngestReport:
-    """What an ingest did.
-
-    Attributes:
-        files: Files read (each one transaction).
-        added: Records stored (runs, and protocol or environment documents).
-        identical: Records skipped because the store holds the same record.
-        provenance_only: Records skipped because the store holds the same record but
-            for its provenance annotations (the first arrival's are kept).
-        refused: Records not stored because their file was refused.
-        clashes: Runs refused because the store holds their name with other content.
-        problems: Every problem, each with its file and line: invalid records and clashes.
-        input_errors: Paths that could not be read.
-    """
-
-    files: int = 0
-    added: int = 0
-    identical: int = 0
-    provenance_only: int = 0
-    refused: int = 0
-    clashes: int = 0
-    problems: tuple[FileProblem, ...] = ()
-    input_errors: tuple[InputError, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """Whether every record was stored or skipped, and every path read."""
-        return not self.problems and not self.input_errors
-
-    def check(self) -> None:
-        """Raise unless every path was read and every record stored or skipped.
-
-        Raises:
-            InputError: the first path that could not be read.
-            StoreClashError: listing every invalid or clashing record.
-        """
-        if self.input_errors:
-            raise self.input_errors[0]
-        if self.problems:
-            raise StoreClashError(problems=self.problems)
-
-    def __add__(self, other: IngestReport) -> IngestReport:
-        return IngestReport(
-            files=self.files + other.files,
-            added=self.added + other.added,
-            identical=self.identical + other.identical,
-            provenance_only=self.provenance_only + other.provenance_only,
-            refused=self.refused + other.refused,
-            clashes=self.clashes + other.clashes,
-            problems=self.problems + other.problems,
-            input_errors=self.input_errors + other.input_errors,
-        )
 
 
 class _RefusedError(Exception):
@@ -171,26 +120,29 @@ def _file_objects(
 ) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
     """Each distinct object of a file by kind and digest; two specs under one digest clash.
 
-    A bundle repeats its protocol and environment in every record: a repeat is told
-    from the first by its repr (exact: it tells ``true`` from ``1``), and only when that
-    differs (keys in another order, say) compared as JSON.
+    A bundle repeats its protocol and environment in every record: a repeat is compared
+    with the first by ``==``, which is JSON's equality unless a boolean meets a 0 or 1
+    (``True == 1``); an object that holds either is compared as JSON.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], tuple[_Record, str | None]] = {}
+    first: dict[tuple[str, str], tuple[_Record, bool | None]] = {}
     problems = []
     for record in records:
         for kind, digest, spec, name in _extract.object_specs(record.value):
             known = objects[kind].get(digest)
             if known is None:
                 objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
-                # Most objects are never met again: their repr is made on the first repeat.
+                # Most objects are never met again: the first is walked on its first repeat.
                 first[kind, digest] = (record, None)
                 continue
-            where, seen = first[kind, digest]
-            if seen is None:
-                seen = repr(known.spec)
-                first[kind, digest] = (where, seen)
-            if repr(spec) != seen and not _extract.json_equal(known.spec, spec):
+            where, loose = first[kind, digest]
+            if loose is None:
+                loose = _extract.has_bool_or_unit(known.spec)
+                first[kind, digest] = (where, loose)
+            same = spec == known.spec
+            if same and loose:
+                same = _extract.json_equal(known.spec, spec)
+            if not same:
                 problems.append(
                     record.problem(
                         "",
@@ -203,21 +155,50 @@ def _file_objects(
 
 
 class _FileIngest:
-    """One file's records going into the store."""
+    """One file's records going into the store, a batch at a time, in one transaction.
 
-    def __init__(self, backend: Backend, records: list[_Record]) -> None:
+    Each batch's new objects and runs go in as it comes, so memory holds one batch; a
+    batch repeats what an earlier one stored, and the store (inside the same transaction)
+    tells whether it is the same. Once a problem is found nothing more goes in, but the
+    rest of the file is still validated, so that every problem is reported; the caller
+    then rolls the file back.
+    """
+
+    def __init__(self, backend: Backend, source: str) -> None:
         self.backend = backend
-        self.records = records
+        self.source = source
+        self.documents = 0
         self.problems: list[FileProblem] = []
         self.clashes = 0
         self.added = 0
         self.identical = 0
         self.provenance_only = 0
+        self.now = _now()
 
-    def run(self) -> None:
+    def run(
+        self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
+    ) -> None:
+        """Take every document of the file, then refuse it if anything was wrong.
+
+        Raises:
+            _RefusedError: with every problem, for the caller's transaction to roll back.
+        """
+        for batch in _batches(results):
+            self.add(batch, given)
+        if self.problems:
+            raise _RefusedError(self.problems, self.clashes)
+
+    def add(self, batch: Sequence[documents.DocumentResult], given: provenance.Provenance) -> None:
+        """Validate-checked documents of the file, in its order."""
+        self.documents += len(batch)
+        for result in batch:
+            self.problems.extend(result.problems)
+        if self.problems:
+            return
+        records = [_record(result, given) for result in batch]
         runs = []
         standalone = []
-        for record in self.records:
+        for record in records:
             run = _extract.run_of(record.value)
             if run is None:
                 standalone.append(record)
@@ -226,17 +207,14 @@ class _FileIngest:
             if problem is not None:
                 self.problems.append(problem)
             runs.append((record, run))
-        objects, problems = _file_objects(self.records)
+        objects, problems = _file_objects(records)
         self.problems.extend(problems)
         if self.problems:
-            raise _RefusedError(self.problems, 0)
-        with self.backend.transaction():
-            for kind, table in OBJECT_TABLES.items():
-                self._objects(kind, table, objects[kind])
-            self._documents(standalone)
-            self._runs(runs)
-            if self.problems:
-                raise _RefusedError(self.problems, self.clashes)
+            return
+        for kind, table in OBJECT_TABLES.items():
+            self._objects(kind, table, objects[kind])
+        self._documents(standalone)
+        self._runs(runs)
 
     def _objects(self, kind: str, table: str, rows: dict[str, _extract.ObjectRow]) -> None:
         if not rows:
@@ -251,7 +229,7 @@ class _FileIngest:
                 self.clashes += 1
                 self.problems.append(
                     FileProblem(
-                        source=self.records[0].document.source,
+                        source=self.source,
                         problem=Problem(
                             pointer="",
                             message=(
@@ -264,7 +242,7 @@ class _FileIngest:
                 )
 
     def _documents(self, records: list[_Record]) -> None:
-        now = _now()
+        now = self.now
         for record in records:
             kind = record.value["kind"]
             name = record.value["metadata"]["name"]
@@ -304,7 +282,7 @@ class _FileIngest:
     def _runs(self, runs: list[tuple[_Record, dict[str, Any]]]) -> None:
         if not runs:
             return
-        now = _now()
+        now = self.now
         by_name = {}
         rows = []
         for record, run in runs:
@@ -349,6 +327,48 @@ def _retryable(err: StoreError) -> bool:
     return getattr(err.__cause__, "sqlstate", None) in _RETRY_STATES
 
 
+def _batches(
+    results: Iterable[documents.DocumentResult],
+) -> Iterator[list[documents.DocumentResult]]:
+    batch = []
+    for result in results:
+        batch.append(result)
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _ingest_once(
+    backend: Backend,
+    path: str | Path,
+    given: provenance.Provenance,
+    *,
+    verify_digests: bool,
+    stdin: IO[bytes] | None,
+) -> IngestReport:
+    source = "<stdin>" if str(path) == documents.STDIN else str(path)
+    work = _FileIngest(backend, source)
+    results = documents.check_documents([path], verify_digests=verify_digests, stdin=stdin)
+    try:
+        with backend.transaction():
+            work.run(results, given)
+    except _RefusedError:
+        return IngestReport(
+            files=1,
+            refused=work.documents,
+            clashes=work.clashes,
+            problems=tuple(work.problems),
+        )
+    return IngestReport(
+        files=1,
+        added=work.added,
+        identical=work.identical,
+        provenance_only=work.provenance_only,
+    )
+
+
 def _ingest_file(
     backend: Backend,
     path: str | Path,
@@ -357,36 +377,22 @@ def _ingest_file(
     verify_digests: bool,
     stdin: IO[bytes] | None,
 ) -> IngestReport:
-    results = list(documents.check_documents([path], verify_digests=verify_digests, stdin=stdin))
-    problems = tuple(p for result in results for p in result.problems)
-    if problems:
-        return IngestReport(files=1, refused=len(results), problems=problems)
-    records = [_record(result, given) for result in results]
     attempt = 1
     while True:
-        work = _FileIngest(backend, records)
         try:
-            work.run()
-        except _RefusedError as refused:
-            return IngestReport(
-                files=1,
-                refused=len(records),
-                clashes=refused.clashes,
-                problems=tuple(refused.problems),
-            )
-        except StoreError as err:
-            if attempt < _RETRIES and _retryable(err):
+            return _ingest_once(backend, path, given, verify_digests=verify_digests, stdin=stdin)
+        except StoreError as err:  # noqa: PERF203 (a retry reads the file again)
+            # A file is read again for another try; standard input cannot be.
+            again = str(path) != documents.STDIN and _retryable(err)
+            if attempt < _RETRIES and again:
                 attempt += 1
                 continue
             raise
-        return IngestReport(
-            files=1,
-            added=work.added,
-            identical=work.identical,
-            provenance_only=work.provenance_only,
-        )
 
 
+# A file's parsed records hold no reference cycles: the collector's passes over them
+# find nothing and cost as much as the inserts.
+@without_collection
 def ingest_paths(
     backend: Backend,
     paths: Iterable[str | Path],

@@ -2,69 +2,28 @@
 
 from __future__ import annotations
 
-import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, Any
 
 import attrs
 
 from .. import provenance
 from .._files import replace_file
-from ..convert import dumps
-from ..errors import ArgumentError, InputError, KernelIndexError, StoreError
+from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend, connect
-from ._ingest import IngestReport, ingest_paths
+from ._export import export_line, refuse_store_file
+from ._ingest import ingest_paths
 from ._layout import OBJECT_TABLES
+from ._query import CHUNK, JOINS, ROW_COLUMNS, chunks, run_row, where
+from ._report import IngestReport
 from ._rows import RunRow
 from ._url import MEMORY, StoreURL, parse_url
 
 __all__ = ["NotInStoreError", "Store", "open_store"]
-
-# Names looked up per statement (SQLite limits a statement's parameters).
-_CHUNK: Final = 500
-_ROW_COLUMNS: Final = (
-    "r.name",
-    "r.status",
-    "r.observed_at",
-    "r.commit_id",
-    "r.branch",
-    "r.commit_time",
-    "r.median_ns",
-    "r.p20_ns",
-    "r.p80_ns",
-    "r.workload_digest",
-    "r.implementation_digest",
-    "r.protocol_digest",
-    "r.environment_digest",
-    "w.operation",
-    "w.pass",
-    "i.provider",
-    "i.entry_point",
-    "e.hardware",
-    "r.labels",
-)
-_JOINS: Final = (
-    " FROM runs r"
-    " LEFT JOIN workloads w ON w.digest = r.workload_digest"
-    " LEFT JOIN implementations i ON i.digest = r.implementation_digest"
-    " LEFT JOIN environments e ON e.digest = r.environment_digest"
-)
-# Filter argument -> column.
-_FILTERS: Final = {
-    "operation": "w.operation",
-    "pass_": "w.pass",
-    "provider": "i.provider",
-    "hardware": "e.hardware",
-    "branch": "r.branch",
-    "commit": "r.commit_id",
-    "workload_digest": "r.workload_digest",
-    "protocol_digest": "r.protocol_digest",
-    "status": "r.status",
-}
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)
@@ -81,39 +40,6 @@ class NotInStoreError(KernelIndexError, KeyError):
 
     def __str__(self) -> str:
         return f"{self.store}: no run named {self.name!r}"
-
-
-def _where(filters: Mapping[str, Any], names: Sequence[str] | None) -> tuple[str, list[Any]]:
-    clauses = []
-    params: list[Any] = []
-    for argument, value in filters.items():
-        if argument not in _FILTERS:
-            raise ArgumentError(
-                argument=argument,
-                reason=f"expected one of {', '.join(sorted(_FILTERS))} or names",
-            )
-        if value is not None:
-            clauses.append(f"{_FILTERS[argument]} = ?")
-            params.append(value)
-    if names is not None:
-        clauses.append(f"r.name IN ({', '.join('?' * len(names))})")
-        params.extend(names)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
-
-
-def _chunks(names: Sequence[str] | None) -> Iterator[Sequence[str] | None]:
-    if names is None:
-        yield None
-        return
-    for start in range(0, len(names), _CHUNK):
-        yield names[start : start + _CHUNK]
-
-
-def _export_line(text: str, form: str) -> str:
-    """A stored record as one JSON line: its line as it came, else its compact published form."""
-    if form == "line":
-        return text + "\n"
-    return dumps(json.loads(text), indent=None) + "\n"
 
 
 class Store:
@@ -216,37 +142,13 @@ class Store:
         }
         wanted = None if names is None else list(dict.fromkeys(names))
         found: list[RunRow] = []
-        for chunk in _chunks(wanted):
-            where, params = _where(filters, chunk)
-            sql = f"SELECT {', '.join(_ROW_COLUMNS)}{_JOINS}{where}"
-            found.extend(self._row(values) for values in self._backend.execute(sql, params))
+        for chunk in chunks(wanted):
+            clause, params = where(filters, chunk)
+            sql = f"SELECT {', '.join(ROW_COLUMNS)}{JOINS}{clause}"
+            found.extend(run_row(values) for values in self._backend.execute(sql, params))
         # Sorted here, not by SQL: PostgreSQL's text order follows the locale.
         found.sort(key=lambda row: (row.order_key, row.name))
         return found
-
-    def _row(self, values: Sequence[Any]) -> RunRow:
-        labels = self._backend.json_value(values[18])
-        return RunRow(
-            name=values[0],
-            status=values[1],
-            observed_at=values[2],
-            commit=values[3],
-            branch=values[4],
-            commit_time=values[5],
-            median_ns=values[6],
-            p20_ns=values[7],
-            p80_ns=values[8],
-            workload_digest=values[9],
-            implementation_digest=values[10],
-            protocol_digest=values[11],
-            environment_digest=values[12],
-            operation=values[13],
-            pass_=values[14],
-            provider=values[15],
-            entry_point=values[16],
-            hardware=values[17],
-            labels=labels,
-        )
 
     def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
         """The stored spec of a digested object, or None when the store lacks it.
@@ -289,8 +191,8 @@ class Store:
             NotInStoreError: for the first name the store lacks.
         """
         wanted = list(names)
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start : start + CHUNK]
             texts = self._backend.fetch("runs", "name", chunk, ("record_text",))
             for name in chunk:
                 if name not in texts:
@@ -308,20 +210,20 @@ class Store:
             for text, form in self._backend.execute(
                 "SELECT record_text, record_form FROM documents ORDER BY seq"
             ):
-                yield _export_line(text, form)
+                yield export_line(text, form)
         wanted = None if names is None else list(dict.fromkeys(names))
         found: list[tuple[int, str, str]] = []
-        for chunk in _chunks(wanted):
-            where, params = _where(filters, chunk)
+        for chunk in chunks(wanted):
+            clause, params = where(filters, chunk)
             found.extend(
                 self._backend.execute(
-                    f"SELECT r.seq, r.record_text, r.record_form{_JOINS}{where}",
+                    f"SELECT r.seq, r.record_text, r.record_form{JOINS}{clause}",
                     params,
                 )
             )
         found.sort()
         for _, text, form in found:
-            yield _export_line(text, form)
+            yield export_line(text, form)
 
     def export(self, out_path: str | Path, **filters: Any) -> int:
         """Write the stored records as JSON Lines to ``out_path`` (replaced atomically).
@@ -340,7 +242,7 @@ class Store:
         Raises:
             InputError: when ``out_path`` is the store's file or cannot be written.
         """
-        _refuse_store_file(out_path, self.url)
+        refuse_store_file(out_path, self.url)
         lines = list(self.export_lines(**filters))
         replace_file(out_path, lines)
         return len(lines)
@@ -359,28 +261,6 @@ class Store:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _refuse_store_file(out_path: str | Path, url: StoreURL) -> None:
-    """Refuse to write over the store's own file (or its journal) with an export.
-
-    Raises:
-        InputError: naming the path.
-    """
-    if url.dialect != "sqlite" or url.target == MEMORY or str(out_path) == "-":
-        return
-    for companion in ("", "-wal", "-shm", "-journal"):
-        if _same_file(out_path, url.target + companion):
-            raise InputError(
-                source=str(out_path), reason=f"is the store's own file {url.target + companion!r}"
-            )
 
 
 def _is_regular_or_missing(path: str) -> bool:

@@ -76,7 +76,7 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
         count = f"{len(series.points)} point(s)"
         if series.failed:
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
-        if not h.tested and series.points:
+        if not h.tested and len(series.points) > 1:
             count += ", too short to test: compare's rule between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
         if h.follows is not None:

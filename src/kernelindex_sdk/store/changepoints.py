@@ -17,7 +17,8 @@ The method (docs/history.md states it in full):
   of a single change point under a flat prior (Gaussian noise, flat priors on the two
   levels, Jeffreys prior on the noise; Smith 1975) summed over three neighbouring splits,
   and the centre of the heaviest three. It places a 3% step within one point more often
-  than the split of largest ``|t|`` (the maximum-likelihood one) does.
+  than the likeliest split (the maximum-likelihood one) does: 99.3% against 98.2% in
+  benchmarks/changepoints.py.
 - **The p20-p80 spread** weighs the points: a run whose spread is more than 1.5 times
   the series' typical (median) one counts less, by the inverse-variance weight
   ``(1.5 * typical / spread)^2`` (at least 0.1), so one disturbed run cannot make or

@@ -6,11 +6,12 @@
 #          the variants named in VARIANTS ("name=sed-expression;...", applied to fused.py)
 #   tests  the whole gpu suite, then Liger-Kernel's own test_jsd.py (from its source
 #          distribution in $WHL) with its entry points swapped for ours (liger_test_swap.py)
-#   bench  benchmarks/jsd_forward.py (BENCH_ARGS) and jsd_training_step.py step
+#   bench  benchmarks/jsd_forward.py (BENCH_ARGS; outputs named with BENCH_TAG)
+#   step   benchmarks/jsd_training_step.py profile, host and step against BASELINE
 # Needs: $WHL holding the runtime wheels, liger-kernel 0.8.5's wheel and its sdist;
 # $OUT for results; BASELINE, a fused.py to compare with (probe, bench).
 set -uo pipefail
-stage=${1:?usage: jsd_h200_run.sh probe|tests|bench}
+[ $# -gt 0 ] || { echo "usage: jsd_h200_run.sh probe|tests|bench|step ..." >&2; exit 2; }
 WHL=${WHL:-../.whl}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -41,6 +42,7 @@ variants() {
     echo "$list"
 }
 
+for stage in "$@"; do
 case $stage in
 probe)
     python3 -m pytest -q -p no:cacheprovider tests/reference_kernels/test_jsd_masked.py \
@@ -52,8 +54,12 @@ probe)
     echo "training step rc=$?"
     ;;
 tests)
-    python3 -m pytest -m gpu -q -p no:cacheprovider --continue-on-collection-errors tests/ 2>&1 | tee "$OUT/jsd_gpu_tests_h200.log" |
-        tail -30
+    {
+        python3 -m pytest -m gpu -q -p no:cacheprovider --continue-on-collection-errors tests/
+        # The interpreter's tests on the GPU too (masked vocabularies, labels, gradients).
+        python3 -m pytest -m "not gpu" -q -p no:cacheprovider \
+            tests/reference_kernels/test_jsd.py tests/reference_kernels/test_jsd_masked.py
+    } 2>&1 | tee "$OUT/jsd_gpu_tests_h200.log" | grep -E "passed|failed|error|FAILED|ERROR" | tail -30
     # Liger-Kernel's own tests, from its sdist, pointed at our kernel.
     rm -rf /tmp/liger && mkdir -p /tmp/liger
     tar xzf "$WHL"/liger_kernel-0.8.5.tar.gz -C /tmp/liger liger_kernel-0.8.5/test/__init__.py \
@@ -70,14 +76,15 @@ tests)
     ;;
 bench)
     # shellcheck disable=SC2086
-    python3 benchmarks/jsd_forward.py ${BENCH_ARGS:-} --records "$OUT/jsd_forward_h200.jsonl" \
-        --summary "$OUT/jsd_forward_h200.json" --table "$OUT/jsd_forward_h200.md" \
+    tag=${BENCH_TAG:-}
+    python3 benchmarks/jsd_forward.py ${BENCH_ARGS:-} --records "$OUT/jsd_forward_h200$tag.jsonl" \
+        --summary "$OUT/jsd_forward_h200$tag.json" --table "$OUT/jsd_forward_h200$tag.md" \
         2>&1 | tail -40
     echo "jsd_forward rc=$?"
     ;;
 step)
-    KI_BASELINE_FUSED=$BASELINE OUT=$OUT \
-        python3 benchmarks/jsd_training_step.py profile step >"$OUT/jsd_training_step_h200.json"
+    KI_BASELINE_FUSED=$BASELINE \
+        python3 benchmarks/jsd_training_step.py profile host step >"$OUT/jsd_training_step_h200.json"
     echo "training step rc=$?"
     ;;
 *)
@@ -85,3 +92,4 @@ step)
     exit 2
     ;;
 esac
+done

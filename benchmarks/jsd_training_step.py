@@ -7,6 +7,9 @@ One process, one GPU. ``KI_BASELINE_FUSED`` names an earlier ``fused.py`` (e.g. 
 - ``profile``: torch.profiler over 20 training steps (forward + ``loss.backward()``) of each,
   at 1024 x 128256: device-to-host copies and host synchronizations per step, and the GPU's
   idle time between kernels per step (the timeline of a host that waits for the GPU).
+- ``host``: host us per call of this tree's launch path and its parts (loss, forward with
+  the gradient, a whole step, the launch without autograd, the scale kernel's launch, the
+  current stream, a scalar allocation) beside a torch ``add_`` launch.
 - ``step``: at 1024..8192 x 128256, fp32 and bf16, three interleaved rounds (``KI_ROUNDS``)
   of baseline and this tree (medians, ms):
   ``step_ms`` (triton.testing.do_bench of forward + backward with ``grad_to_none``, as the
@@ -240,6 +243,48 @@ def _medians(row: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def host() -> dict[str, Any]:
+    """Host us per call of this tree's launch path and its parts, at 1024 x 128256: five
+    batches of 100 calls issued while the GPU is kept busy, three rounds, beside a torch
+    elementwise launch timed in the same batches."""
+    from kernelindex_sdk.reference_kernels.jsd import fused
+
+    out: dict[str, list[float]] = {}
+    small = torch.zeros((), device="cuda")
+    for dtype in (torch.float32, torch.bfloat16):
+        x, y = _inputs(1024, dtype)
+        xg = x.clone().requires_grad_()
+        loss = fused.jsd_triton(xg, y)
+        dx = torch.empty_like(x)
+        ones = torch.ones((), device="cuda", dtype=dtype)
+        name = str(dtype).removeprefix("torch.")
+
+        def step(xg: torch.Tensor = xg, y: torch.Tensor = y) -> None:
+            xg.grad = None
+            fused.jsd_triton(xg, y).backward()
+
+        parts: dict[str, Callable[[], Any]] = {
+            "torch_add_": lambda: small.add_(1.0),
+            "loss_jsd_triton": lambda x=x, y=y: fused.jsd_triton(x, y),
+            "forward_grad_jsd_triton": lambda xg=xg, y=y: fused.jsd_triton(xg, y),
+            "step_forward_backward": step,
+            "launch_loss_no_autograd": lambda x=x, y=y: fused._launch(x, y, 0.5, None, -100, False),
+            "scale_kernel_launch": lambda dx=dx, ones=ones: fused._scale(dx, ones),
+            "current_stream": lambda: (
+                torch.cuda.current_stream(torch.device("cuda", 0)).cuda_stream
+            ),
+            "new_empty_scalar": lambda x=x: x.new_empty(()),
+        }
+        del loss
+        for _ in range(3):
+            per_fn = host_us(*parts.values(), calls=100, batches=5)
+            for key, values in zip(parts, per_fn, strict=True):
+                out.setdefault(f"{name}-{key}", []).append(statistics.median(values))
+        xg.grad = None
+    print(json.dumps(out), file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> int:
     which = sys.argv[1:] or ["profile", "step"]
     out: dict[str, Any] = {
@@ -248,7 +293,7 @@ def main() -> int:
         "triton": triton.__version__,
         "baseline": os.environ.get("KI_BASELINE_FUSED"),
     }
-    parts = {"profile": profile, "step": step}
+    parts = {"profile": profile, "step": step, "host": host}
     for part in which:
         out[part] = parts[part]()
         if part == "step":

@@ -41,6 +41,7 @@ __all__ = [
     "run_case",
     "run_points",
     "run_sweep",
+    "step",
     "work",
 ]
 
@@ -408,6 +409,46 @@ def float64_reference(
     return (loss, grad) if grad is not None else loss
 
 
+def step(
+    fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    input_grad: bool,
+) -> Callable[[], torch.Tensor]:
+    """The call a sweep point times, the same for every provider.
+
+    Args:
+        fn: A provider's loss ``fn(input, target)``.
+        x: Input log-probabilities; with ``input_grad`` it requires grad, and its
+            ``.grad`` should be reset to None before each call (the harness's
+            ``grad_to_none``), or backward adds to the last call's gradient.
+        y: Target log-probabilities.
+        input_grad: False: the loss alone, autograd off (pass ``forward``). True: what a
+            training step pays for the loss, the forward then ``loss.backward()`` down to
+            dL/dinput in ``x.grad`` (pass ``full``).
+
+    Returns:
+        A call returning the loss.
+    """
+    if not input_grad:
+
+        def forward() -> torch.Tensor:
+            with torch.no_grad():
+                return fn(x, y)
+
+        return forward
+
+    def training_step() -> torch.Tensor:
+        with torch.enable_grad():
+            loss = fn(x, y)
+            # loss.backward(): what a training step calls, down to dL/dinput in x.grad.
+            torch.autograd.backward(loss)
+        return loss
+
+    return training_step
+
+
 def run_case(
     name: str,
     case: JSDCase,
@@ -445,15 +486,7 @@ def run_case(
     except Exception as err:  # setting the point up failed: no inputs, nothing timed
         return _failed(name, case, device, title, labels, err)
 
-    def timed() -> torch.Tensor:
-        if not case.input_grad:
-            with torch.no_grad():
-                return fn(x, y)
-        with torch.enable_grad():
-            loss = fn(x, y)
-            # loss.backward(): what a training step calls, down to dL/dinput in x.grad.
-            torch.autograd.backward(loss)
-        return loss
+    timed = step(fn, x, y, input_grad=case.input_grad)
 
     def checked() -> Any:
         if not case.input_grad:

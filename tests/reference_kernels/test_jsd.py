@@ -422,15 +422,18 @@ def test_bad_inputs_raise_an_argument_error(call: Any, message: str, grad: bool)
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: torch.tensor([1, -100, 2, -100, -100, 5, -100, 7, 3, 3, -100, 4])[::2],
-        lambda: torch.tensor([-100]).expand(6),
-        lambda: torch.tensor([[0, 1], [2, -100], [-100, 5], [6, 7], [-100, 9], [1, 2]]).t()[1],
+        lambda d: torch.tensor([1, -100, 2, -100, -100, 5, -100, 7, 3, 3, -100, 4], device=d)[::2],
+        lambda d: torch.tensor([-100], device=d).expand(6),
+        lambda d: torch.tensor(
+            [[0, 1], [2, -100], [-100, 5], [6, 7], [-100, 9], [1, 2]], device=d
+        ).t()[1],
     ],
     ids=["every-other", "stride-0", "a-column"],
 )
 def test_labels_of_any_stride_are_read_as_given(make: Any) -> None:
     x, y = inputs(6, 129, "fp32")
-    labels = make().to(DEVICE)
+    # Made on the device: a copy there (.to) would be contiguous.
+    labels = make(DEVICE)
     assert labels.stride(0) != 1
     torch.testing.assert_close(
         jsd_triton(x, y, beta=0.37, labels=labels).double(),

@@ -174,3 +174,18 @@ def test_the_table_shows_the_training_step_beside_the_same_bytes(
     assert values[4] == "0.250 / 0.400"
     assert values[6] == f"{ours['step_over_same_bytes']:.2f} / 1.00"
     assert values[cells.index("triton forward only")] == "0.250 / 0.400"
+
+
+def test_the_launch_path_keys_need_no_launch_internals(
+    script: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The host-time columns work before and after fused.py drops its private launch path."""
+    monkeypatch.delattr(script.fused, "_PLANS", raising=False)
+    assert script._launch_path() == {}
+
+    class Plan:
+        compiled = object()
+        learnt = None
+
+    monkeypatch.setattr(script.fused, "_PLANS", {"a": Plan()}, raising=False)
+    assert script._launch_path() == {"direct_launch": False, "raw_launch": False}

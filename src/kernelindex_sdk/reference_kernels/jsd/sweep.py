@@ -459,9 +459,9 @@ def run_case(
 ) -> RecordBundle:
     """Check and time one provider on one case; any failure becomes a failed record.
 
-    With ``case.input_grad`` the timed call is a training step's share of the loss, the
-    same for every provider: the forward, then ``loss.backward()`` down to dL/dinput
-    (``x.grad`` reset to None before each call), pass ``full``. Providers that compute the
+    With ``case.input_grad`` the timed call is what a training step pays for the loss,
+    the same for every provider (:func:`step`): the forward, then ``loss.backward()`` down
+    to dL/dinput (``x.grad`` reset to None before each call), pass ``full``. Providers that compute the
     gradient in their forward (ours, Liger) and scale it in backward pay for both halves
     just as torch's autograd does. The check covers the loss and the ``x.grad`` that very
     call left (against float64 autograd, :data:`GRAD_TOLERANCES`); a backward that leaves

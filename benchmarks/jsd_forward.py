@@ -30,7 +30,9 @@ Beside it, measured in the same process:
   that reads both inputs once (persistent grid, a few block sizes, CUDA graph), for the
   bytes the workload must move at that read rate;
 - ``copy_roofline_ms``: the same bytes at the rate of a device-to-device copy (read + write),
-  the roofline used before: lower than a read stream, so too easy a bar.
+  the roofline used before: lower than a read stream, so too easy a bar;
+- ``waits_for_gpu`` (``forward_only_waits_for_gpu``): whether one call blocked the host
+  until the GPU caught up (a host sync); such a call's host us include GPU time.
 
 A side measure that fails (a CUDA-graph capture refused, say) leaves ``<name>_error`` in
 its row instead of its value; the others stand.
@@ -172,6 +174,26 @@ def _as_called_ms(fn: Callable[[], Any], grads: list[torch.Tensor]) -> float:
     return timing.time_cuda_events(fn, grads, MIN_SAMPLES).quantile_ns(0.5) / 1e6
 
 
+def waits_for_gpu(fn: Callable[[], Any]) -> bool:
+    """Whether one call of ``fn`` blocks the host until the GPU has caught up (a host sync,
+    such as a device-to-host copy of a flag).
+
+    The GPU is kept busy for tens of ms, an event is queued behind that, then ``fn`` is
+    called once: a call that returns while the event is still pending did not wait; one
+    that returns after it did. A call that waits has no host cost of its own to measure:
+    its host us per call include the GPU's time, and a CUDA graph cannot capture it.
+    """
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(100e6))
+    done = torch.cuda.Event()
+    done.record()
+    fn()
+    waited = bool(done.query())
+    torch.cuda.synchronize()
+    return waited
+
+
 def side_measures(
     provider: str, case: sweep.JSDCase, device: torch.device | None = None
 ) -> dict[str, Any]:
@@ -217,6 +239,9 @@ def side_measures(
         timed.append(forward_only)
         _guarded(found, "forward_only_ms", lambda: _as_called_ms(forward_only, grads))
         _guarded(found, "forward_only_cudagraph_ms", lambda: _graph_ms(forward_only))
+    _guarded(found, "waits_for_gpu", lambda: waits_for_gpu(reset_then(call)))
+    if case.input_grad:
+        _guarded(found, "forward_only_waits_for_gpu", lambda: waits_for_gpu(forward_only))
     per_fn = host_us(*timed)
     found.update(
         host_us_per_call=statistics.median(per_fn[0]),
@@ -314,6 +339,12 @@ def _num(value: float | None, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _host(row: dict[str, Any], key: str, waits: str) -> str:
+    """Host us per call, marked ``(waits)`` where the call blocked on the GPU."""
+    text = _num(row.get(key), ".0f")
+    return f"{text} (waits)" if row.get(waits) else text
+
+
 def _ratio(row: dict[str, Any] | None) -> str:
     if row is None:
         return "-"
@@ -359,7 +390,7 @@ def _loss_only(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
             _num(copy, ".3f"),
             _num(called, ".1%"),
             _num(graph, ".1%"),
-            _num(ours.get("host_us_per_call"), ".0f"),
+            _host(ours, "host_us_per_call", "waits_for_gpu"),
             _num(ours.get("torch_add_host_us"), ".0f"),
         ]
         cells = [_cell(found.get(p)) for p in providers]
@@ -400,8 +431,8 @@ def _training_step(rows: list[dict[str, Any]], providers: list[str]) -> list[str
             _num(roof, ".3f"),
             _num(called, ".1%"),
             _num(graph, ".1%"),
-            _num(ours.get("host_us_per_call"), ".0f"),
-            _num(ours.get("forward_only_host_us"), ".0f"),
+            _host(ours, "host_us_per_call", "waits_for_gpu"),
+            _host(ours, "forward_only_host_us", "forward_only_waits_for_gpu"),
             _num(ours.get("torch_add_host_us"), ".0f"),
         ]
         lines.append(f"| {point[0]} x {point[1]} | {point[2]} | " + " | ".join(cells) + " |")
@@ -434,6 +465,9 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
         "Host us/call (per step, per forward only): our call's host time, median of batches",
         "of calls issued while the GPU is busy; torch add_ us: a torch elementwise launch",
         "(`add_` on a scalar) timed in the same batches, the host's speed at that point.",
+        "`(waits)`: the call blocked the host until the GPU caught up (a host sync, such as",
+        "a device-to-host copy): its host us include the GPU's time, and a CUDA graph cannot",
+        "capture it.",
         "",
     ]
     if any(r["input_grad"] is False for r in rows):

@@ -75,7 +75,13 @@ def log(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> Log:
             found.run("host", fn)
         return [[10.0 * (i + 1)] for i in range(len(fns))]
 
+    def waits_for_gpu(fn: Callable[[], Any]) -> bool:
+        found.run("waits", fn)
+        # Pretend the step syncs (as a backward that reads grad_output on the host does).
+        return found.calls[-1][1] > 0
+
     monkeypatch.setattr(torch.autograd, "backward", backward)
+    monkeypatch.setattr(script, "waits_for_gpu", waits_for_gpu)
     monkeypatch.setattr(script, "_graph_ms", graph_ms)
     monkeypatch.setattr(script, "do_bench", do_bench)
     monkeypatch.setattr(script, "host_us", host_us)
@@ -105,6 +111,8 @@ def test_every_side_measure_of_a_step_runs_backward_and_forward_only_does_not(
             ("do_bench", 1),  # the step under do_bench
             ("events", 0),  # forward only, as called
             ("graph", 0),  # forward only, CUDA graph
+            ("waits", 1),  # does the step block the host on the GPU?
+            ("waits", 0),  # does the forward only?
             ("host", 1),  # host batches: the step,
             ("host", 0),  # a torch add_ launch,
             ("host", 0),  # and the forward only
@@ -116,19 +124,20 @@ def test_every_side_measure_of_a_step_runs_backward_and_forward_only_does_not(
         assert (row["host_us_per_call"], row["torch_add_host_us"]) == (10.0, 20.0)
         assert row["forward_only_host_us"] == 30.0
         assert row["forward_only_ms"] == 0.25
+        assert (row["waits_for_gpu"], row["forward_only_waits_for_gpu"]) == (True, False)
         # The step also writes dL/dinput: 1.5 times the bytes the read roofline reads.
         assert row["read_roofline_ms"] == pytest.approx(0.3)
 
 
 def _split(calls: list[tuple[str, int]]) -> list[list[tuple[str, int]]]:
-    """The same-bytes calls (first three), then each provider's seven."""
-    return [calls[:3], calls[3:10], calls[10:]]
+    """The same-bytes calls (first three), then each provider's nine."""
+    return [calls[:3], calls[3:12], calls[12:]]
 
 
 def test_loss_only_points_time_no_backward_and_no_same_bytes(script: ModuleType, log: Log) -> None:
     rows = _measure(script, input_grad=False)
     assert log.backwards == 0
-    assert [timer for timer, _ in log.calls] == ["graph", "do_bench", "host", "host"] * 2
+    assert [timer for timer, _ in log.calls] == ["graph", "do_bench", "waits", "host", "host"] * 2
     for row in rows:
         assert "same_bytes_ms" not in row
         assert "forward_only_ms" not in row
@@ -174,6 +183,9 @@ def test_the_table_shows_the_training_step_beside_the_same_bytes(
     assert values[4] == "0.250 / 0.400"
     assert values[6] == f"{ours['step_over_same_bytes']:.2f} / 1.00"
     assert values[cells.index("triton forward only")] == "0.250 / 0.400"
+    assert values[cells.index("host us/step")] == "10 (waits)"
+    assert values[cells.index("host us/forward only")] == "30"
+    assert "`(waits)`: the call blocked the host until the GPU caught up" in text
 
 
 def test_the_launch_path_keys_need_no_launch_internals(

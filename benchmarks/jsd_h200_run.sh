@@ -8,6 +8,7 @@
 #          distribution in $WHL) with its entry points swapped for ours (liger_test_swap.py)
 #   bench  benchmarks/jsd_forward.py (BENCH_ARGS; outputs named with BENCH_TAG)
 #   step   benchmarks/jsd_training_step.py profile, host and step against BASELINE
+#   recheck  the kernel tests again on the GPU (test_jsd*.py whole, the training-step tests)
 # Needs: $WHL holding the runtime wheels, liger-kernel 0.8.5's wheel and its sdist;
 # $OUT for results; BASELINE, a fused.py to compare with (probe, bench).
 set -uo pipefail
@@ -81,6 +82,13 @@ bench)
         --summary "$OUT/jsd_forward_h200$tag.json" --table "$OUT/jsd_forward_h200$tag.md" \
         2>&1 | tail -40
     echo "jsd_forward rc=$?"
+    ;;
+recheck)
+    python3 -m pytest -q -p no:cacheprovider tests/reference_kernels/test_jsd.py \
+        tests/reference_kernels/test_jsd_masked.py tests/reference_kernels/test_training_step_gpu.py \
+        2>&1 | tee "$OUT/jsd_gpu_recheck_h200.log" | tail -8
+    python3 -m pytest -q -p no:cacheprovider tests/reference_kernels/test_gpu.py \
+        -k "training_step or another_gpu or cuda_graph" 2>&1 | tee -a "$OUT/jsd_gpu_recheck_h200.log" | tail -4
     ;;
 step)
     KI_BASELINE_FUSED=$BASELINE \

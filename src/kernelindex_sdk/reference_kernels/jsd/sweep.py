@@ -461,11 +461,12 @@ def run_case(
 
     With ``case.input_grad`` the timed call is what a training step pays for the loss,
     the same for every provider (:func:`step`): the forward, then ``loss.backward()`` down
-    to dL/dinput (``x.grad`` reset to None before each call), pass ``full``. Providers that compute the
-    gradient in their forward (ours, Liger) and scale it in backward pay for both halves
-    just as torch's autograd does. The check covers the loss and the ``x.grad`` that very
-    call left (against float64 autograd, :data:`GRAD_TOLERANCES`); a backward that leaves
-    no gradient fails the run. Without it the timed call is the forward alone.
+    to dL/dinput (``x.grad`` reset to None before each call), pass ``full``. Providers
+    that compute the gradient in their forward (ours, Liger) and scale it in backward pay
+    for both halves just as torch's autograd does. The check covers the loss and the
+    ``x.grad`` that very call left (against float64 autograd, :data:`GRAD_TOLERANCES`); a
+    backward that leaves no gradient fails the run. Without it the timed call is the
+    forward alone.
 
     Raises:
         ArgumentError: for a timer not in :data:`harness.TIMERS` (it is a ValueError too).

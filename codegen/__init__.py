@@ -9,6 +9,7 @@ import ast
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +28,25 @@ HEADER = (
 _DATACLASS_IMPORT = "from dataclasses import dataclass\n"
 
 
+def _hand_written_schemas(folder: Path) -> Path:
+    """Write each schema file's hand-written part (no embedded copies) into ``folder``.
+
+    The generator follows the files' ``$ref``s from one file to the next; the copies a
+    shipped file embeds would make it generate every class again.
+    """
+    from kernelindex_sdk._schemas import load_schemas, schema_text
+
+    for name, schema in load_schemas().items():
+        (folder / name).write_text(schema_text(schema), encoding="utf-8")
+    return folder / ENTRY_SCHEMA.name
+
+
 def _generate_module() -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        return _generate_module_from(_hand_written_schemas(Path(folder)))
+
+
+def _generate_module_from(entry_schema: Path) -> str:
     # Imported here so `python -m codegen --help` works without the dev extra.
     from datamodel_code_generator import (
         DataModelType,
@@ -39,7 +58,7 @@ def _generate_module() -> str:
     )
 
     code = generate(
-        ENTRY_SCHEMA,
+        entry_schema,
         input_file_type=InputFileType.JsonSchema,
         output_model_type=DataModelType.DataclassesDataclass,
         custom_template_dir=TEMPLATE_DIR,
@@ -126,12 +145,24 @@ def _ruff_format(source: str, filename: Path) -> str:
     ).stdout
 
 
+def schema_files() -> dict[Path, str]:
+    """Return the schema files as shipped: each embeds a copy of every file it refers to.
+
+    The copies come from the hand-written files, so editing one file and running
+    ``python -m codegen`` updates its copies everywhere.
+    """
+    from kernelindex_sdk._schemas import published_schemas
+
+    return {SCHEMA_DIR / name: text for name, text in published_schemas().items()}
+
+
 def generate_files() -> dict[Path, str]:
     """Return the generated files' paths and contents, formatted as committed."""
     module = _generate_module()
     module_path = MODELS_DIR / f"{MODULE_NAME}.py"
     init_path = MODELS_DIR / "__init__.py"
     return {
+        **schema_files(),
         module_path: _ruff_format(module, module_path),
         init_path: _ruff_format(_init_module(_public_names(module)), init_path),
     }

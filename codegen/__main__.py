@@ -12,12 +12,16 @@ from . import ROOT, generate_files
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m codegen",
-        description="Generate src/kernelindex_sdk/models from schemas/.",
+        description=(
+            "Generate src/kernelindex_sdk/models from schemas/, and embed in each schema"
+            " file a copy of every file it refers to."
+        ),
     )
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 when the committed models differ from a fresh generation",
+        help="write nothing; exit 1 when the committed models or schema files differ from a"
+        " fresh generation",
     )
     args = parser.parse_args(argv)
     drifted = []
@@ -42,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {rel}")
     if drifted:
         names = ", ".join(str(p) for p in drifted)
-        print(f"models out of date: {names}; run `python -m codegen`", file=sys.stderr)
+        print(f"generated files out of date: {names}; run `python -m codegen`", file=sys.stderr)
         return 1
     return 0
 

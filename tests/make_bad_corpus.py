@@ -57,7 +57,7 @@ CASES: dict[str, tuple[bytes, str]] = {
     ),
     "missing-api-version.json": (
         json.dumps({k: v for k, v in RUN.items() if k != "apiVersion"}).encode(),
-        "unsupported no apiVersion",
+        "'apiVersion' is a required property; supported: 'kernelindex.dev/v1alpha1'",
     ),
     "unknown-kind.json": (
         json.dumps({**RUN, "kind": "BenchmarkRecord"}).encode(),
@@ -65,7 +65,7 @@ CASES: dict[str, tuple[bytes, str]] = {
     ),
     "no-kind-no-run.json": (
         json.dumps({"apiVersion": "kernelindex.dev/v1alpha1"}).encode(),
-        "unsupported no kind",
+        "'kind' is a required property; supported: BenchmarkProtocol",
     ),
     "missing-run.json": (
         json.dumps({"protocol": EXAMPLE["protocol"], "run2": 1}).encode(),

@@ -432,7 +432,8 @@ def test_digest_labels_every_json_lines_record_and_speaks_json(tmp_path: Path) -
     status, out, _ = run("digest", "--format", "json", str(BAD / "negative-latency.json"))
     assert status == 1
     [entry] = json.loads(out)
-    assert "expected an integer >= 0" in entry["error"]
+    [problem] = entry["problems"]
+    assert "expected an integer >= 0" in problem["message"]
 
 
 def test_a_file_name_that_is_not_utf8_prints_in_every_form(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, m
 
 from kernelindex_sdk import _semantic, self_contained_schema
 from kernelindex_sdk._cli import _parser
-from kernelindex_sdk._schemas import load_schemas
+from kernelindex_sdk._schemas import load_schemas, published_schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -60,6 +60,7 @@ API_PAGES = {
     "kernelindex_sdk": "kernelindex_sdk",
     "kernelindex_sdk.models": "models",
     "kernelindex_sdk.digest": "digest",
+    "kernelindex_sdk.declared_digests": "declared-digests",
     "kernelindex_sdk.importers.liger": "importers-liger",
     "kernelindex_sdk.reference_kernels.harness": "harness",
     "kernelindex_sdk.reference_kernels.jsd": "jsd",
@@ -69,6 +70,9 @@ API_PAGES = {
     "kernelindex_sdk.sharding": "sharding",
     "kernelindex_sdk.compare": "compare",
     "kernelindex_sdk.report": "report",
+    "kernelindex_sdk.store": "store",
+    "kernelindex_sdk.store.history": "store-history",
+    "kernelindex_sdk.provenance": "provenance",
 }
 
 sys.path.insert(0, str(HOOKS))
@@ -164,6 +168,23 @@ def test_every_runnable_block_is_run_or_marked() -> None:
             # Running an install would change the environment the tests run in.
             assert "pip install" not in block.code, f"{block.where}: mark it docs-test: install"
     assert sum(b.language in RUNNABLE and b.mark is None for b in ALL_BLOCKS) >= 20
+
+
+def test_published_form_recipe_passes_every_vector(workspace: Path) -> None:
+    """The Python writer on the page for other languages, run as written, passes all vectors."""
+    page = DOCS / "format-other-languages.md"
+    [block] = [
+        b
+        for b in ALL_BLOCKS
+        if b.path == page and b.language == "python" and "vectors/published.json" in b.code
+    ]
+    vectors = json.loads((ROOT / "tests" / "vectors" / "published.json").read_text("utf-8"))
+    script = workspace / "recipe.py"
+    script.write_text(block.code, "utf-8")
+    done = _bash(f"{shlex.quote(sys.executable)} recipe.py", workspace)
+    assert done.returncode == 0, done.stderr
+    assert len(vectors) >= 31
+    assert done.stdout == f"{len(vectors)} of {len(vectors)} published-form vectors pass\n"
 
 
 def test_install_blocks_name_existing_extras() -> None:
@@ -358,7 +379,9 @@ def test_site_shows_every_schema_property_and_definition(site: Path, schema_file
         assert re.search(rf"<code>(?:[\w.]+\.)?{re.escape(name)}</code>", html), name
     for name in schema.get("$defs", {}):
         assert f'id="{name.lower()}"' in html, name
-    assert json.loads((site / "schemas" / "v1alpha1" / schema_file).read_text("utf-8")) == schema
+    # The download is the file as packaged: self-contained.
+    downloaded = (site / "schemas" / "v1alpha1" / schema_file).read_text("utf-8")
+    assert downloaded == published_schemas()[schema_file]
 
 
 def _subcommands(
@@ -432,3 +455,24 @@ def test_ci_builds_the_site_strictly() -> None:
     assert tests
     assert lines[build[0]].startswith('echo "== mkdocs build --strict"; ')
     assert build[0] > tests[0]
+
+
+def test_not_found_page_links_work_from_any_depth(site: Path) -> None:
+    """The 404 page is served for any missing path: its links are absolute (site_url)."""
+    config = yaml.safe_load(
+        "\n".join(
+            line
+            for line in (ROOT / "mkdocs.yml").read_text("utf-8").splitlines()
+            if line.startswith("site_url:")
+        )
+    )
+    prefix = re.sub(r"^https?://[^/]+", "", config["site_url"])
+    assert prefix.startswith("/")
+    assert prefix.endswith("/")
+    html = (site / "404.html").read_text("utf-8")
+    links = re.findall(r'(?:href|src)="([^"#]+)"', html)
+    local = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(local) >= 5
+    for link in local:
+        assert link.startswith(prefix), link
+        assert (site / link.removeprefix(prefix).split("?")[0]).exists(), link

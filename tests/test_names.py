@@ -122,3 +122,26 @@ def test_texts_that_differ_beyond_case_and_separators_get_different_names(a: str
 
     if folded(a) != folded(b):
         assert _names.name(a) != _names.name(b)
+
+
+def test_unique_suffixes_are_valid_name_parts_and_differ() -> None:
+    suffixes = {_names.unique_suffix() for _ in range(1000)}
+    assert len(suffixes) == 1000
+    for suffix in suffixes:
+        assert re.fullmatch(r"[0-9a-f]{8}", suffix)
+        assert _names.is_name(_names.name("run", suffix=suffix))
+
+
+def test_unique_suffixes_differ_across_processes() -> None:
+    """Two processes started alike (no shared seed) draw different suffixes."""
+    import subprocess
+    import sys
+
+    code = "from kernelindex_sdk import _names; print(_names.unique_suffix())"
+    drawn = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(3)
+    }
+    assert len(drawn) == 3

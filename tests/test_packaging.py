@@ -117,6 +117,15 @@ def test_wheel_ships_schemas_models_and_type_marker(wheel: Path) -> None:
 
 
 @pytest.mark.slow
+def test_wheel_ships_the_schema_files_byte_for_byte(wheel: Path) -> None:
+    """The installed files are the repository's: each self-contained, offline-ready."""
+    with zipfile.ZipFile(wheel) as archive:
+        for path in sorted((ROOT / "schemas" / "v1alpha1").glob("*.json")):
+            shipped = archive.read(f"kernelindex_sdk/schemas/v1alpha1/{path.name}")
+            assert shipped == path.read_bytes(), path.name
+
+
+@pytest.mark.slow
 def test_wheel_installed_outside_the_repo_loads_and_validates_the_example(
     wheel: Path, tmp_path: Path
 ) -> None:

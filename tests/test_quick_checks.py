@@ -175,3 +175,26 @@ def test_every_check_is_the_one_the_quick_pass_was_taught() -> None:
         for check in _semantic.CHECKS
     }
     assert found == CHECK_SOURCES
+
+
+def test_untimed_memory_rows_take_the_quick_pass() -> None:
+    """Liger's memory rows (a protocol that timed nothing, memory in MiB) pass quickly; a
+    duration or a timing under such a protocol is left to the table, which reports it."""
+    protocol = {"spec": {"measurement": {"timer": "not_applicable", "primaryStatistic": "median"}}}
+    memory = [
+        {"metric": "memory", "statistic": s, "unit": "MiB", "value": 256.5}
+        for s in ("median", "p20", "p80")
+    ]
+    run = {"spec": {"status": "passed", "observedAt": "2026-05-27T17:14:29.000Z"}}
+    run["spec"]["measurements"] = memory
+    assert _quick_checks.passes(run, protocol)
+    timed = json.loads(json.dumps(run))
+    timed["spec"]["measurements"].append(
+        {"metric": "latency", "statistic": "median", "unit": "ms", "value": 1.5}
+    )
+    assert not _quick_checks.passes(timed, protocol)
+    assert _problems(timed, protocol)
+    with_timing = json.loads(json.dumps(run))
+    with_timing["spec"]["timing"] = {"latencyNs": {"median": 5}, "primaryStatistic": "median"}
+    assert not _quick_checks.passes(with_timing, protocol)
+    assert _problems(with_timing, protocol)

@@ -21,10 +21,15 @@ from kernelindex_sdk._schemas import (
     SCHEMA_FILES,
     export_schemas,
     load_schemas,
+    published_schemas,
+    schema_dir,
+    schema_files_for,
+    schema_text,
     self_contained_schema,
 )
 from kernelindex_sdk.errors import InputError
 
+ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = sorted(load_schemas().items())
 # Objects that are extension points on purpose: their description says so.
 EXTENSION_POINTS = {"StringMap", "ScalarMap"}
@@ -307,13 +312,66 @@ _PART = {
 }
 
 
-def test_exported_bundle_is_the_self_contained_one(tmp_path: Path) -> None:
+def test_exported_files_are_the_packaged_ones_each_self_contained(tmp_path: Path) -> None:
     export_schemas(tmp_path)
     assert json.loads((tmp_path / "bundle.json").read_text("utf-8")) == self_contained_schema(
         "RecordBundle"
     )
-    for name in ("common.json", "benchmark-run.json"):
-        assert json.loads((tmp_path / name).read_text("utf-8")) == load_schemas()[name]
+    for kind, name in SCHEMA_FILES.items():
+        assert json.loads((tmp_path / name).read_text("utf-8")) == self_contained_schema(kind)
+    for path in tmp_path.iterdir():
+        assert path.read_text("utf-8") == (schema_dir() / path.name).read_text("utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(load_schemas()))
+def test_packaged_file_is_its_own_part_with_every_file_it_names_embedded(name: str) -> None:
+    """What `python -m codegen` writes: the hand-written part, then copies of the others."""
+    packaged = json.loads((schema_dir() / name).read_text("utf-8"))
+    assert (schema_dir() / name).read_text("utf-8") == published_schemas()[name]
+    own = load_schemas()[name]
+    embedded = {k: v for k, v in packaged.get("$defs", {}).items() if k.endswith(".json")}
+    needed = [n for n in schema_files_for_file(name) if n != name]
+    assert sorted(embedded) == sorted(needed)
+    for other, copy in embedded.items():
+        assert copy == {k: v for k, v in load_schemas()[other].items() if k != "$schema"}
+    assert {k: v for k, v in packaged.items() if k != "$defs"} == {
+        k: v for k, v in own.items() if k != "$defs"
+    }
+    assert {k: v for k, v in packaged.get("$defs", {}).items() if k not in embedded} == own.get(
+        "$defs", {}
+    )
+
+
+def schema_files_for_file(name: str) -> list[str]:
+    kinds = {file: kind for kind, file in SCHEMA_FILES.items()}
+    return schema_files_for(kinds[name]) if name in kinds else [name]
+
+
+def test_codegen_check_finds_a_stale_embedded_copy(tmp_path: Path) -> None:
+    """Editing common.json and not running codegen leaves the other files' copies stale."""
+    shutil.copytree(schema_dir(), tmp_path / "v1alpha1")
+    common = json.loads((tmp_path / "v1alpha1" / "common.json").read_text("utf-8"))
+    common["$defs"]["Digest"]["description"] = "changed"
+    (tmp_path / "v1alpha1" / "common.json").write_text(schema_text(common), "utf-8")
+    code = (
+        "import sys; from pathlib import Path; import kernelindex_sdk._schemas as s;"
+        f" s.schema_dir = lambda: Path({str(tmp_path / 'v1alpha1')!r});"
+        " import codegen;"
+        " files = codegen.schema_files();"
+        " stale = sorted(p.name for p, text in files.items()"
+        f" if (Path({str(tmp_path / 'v1alpha1')!r}) / p.name).read_text() != text);"
+        " print(' '.join(stale))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "benchmark-protocol.json",
+        "benchmark-run.json",
+        "bundle.json",
+        "execution-environment.json",
+    ]
 
 
 def test_export_replaces_files_atomically_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -343,26 +401,79 @@ def _offline() -> list[str]:
     return []
 
 
-@pytest.mark.slow
-def test_check_jsonschema_uses_the_exported_bundle_offline(
-    tmp_path: Path, example: dict[str, Any]
-) -> None:
-    """check-jsonschema with the one file and no other flag: valid passes, invalid fails."""
+# Where a user finds the schema files: the repository (and the installed package, which
+# ships the same files: tests/test_packaging.py), and what `kernelindex schema --out` writes.
+_WHERE = ("packaged", "exported")
+
+
+def _schema_folder(where: str, tmp_path: Path) -> Path:
+    if where == "packaged":
+        return schema_dir()
     export_schemas(tmp_path / "schemas")
+    return tmp_path / "schemas"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", _WHERE)
+@pytest.mark.parametrize("kind", sorted(SCHEMA_FILES))
+def test_check_jsonschema_uses_every_schema_file_offline(
+    tmp_path: Path, example: dict[str, Any], kind: str, where: str
+) -> None:
+    """check-jsonschema with one file and no other flag, the network cut: valid passes,
+    invalid fails on what only the embedded files define (the name, the date format)."""
+    schema = str(_schema_folder(where, tmp_path) / SCHEMA_FILES[kind])
+    doc = example if kind == "RecordBundle" else example[_PART[kind]]
+    at = "/run" if kind == "RecordBundle" else ""
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc), "utf-8")
+    bad_name = json.loads(json.dumps(doc))
+    set_at(bad_name, f"{at}/metadata/name", "liger-run\n")
+    bad = [bad_name]
+    if kind in {"RecordBundle", "BenchmarkRun"}:
+        bad_date = json.loads(json.dumps(doc))
+        set_at(bad_date, f"{at}/spec/observedAt", "2026-02-30T17:14:29.000Z")
+        bad.append(bad_date)
+    command = [*_offline(), sys.executable, "-m", "check_jsonschema", "--no-cache"]
+    ok = subprocess.run(
+        [*command, "--schemafile", schema, str(good)], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for i, doc_bad in enumerate(bad):
+        path = tmp_path / f"bad{i}.json"
+        path.write_text(json.dumps(doc_bad), "utf-8")
+        refused = subprocess.run(
+            [*command, "--schemafile", schema, str(path)], capture_output=True, text=True
+        )
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "Unresolvable" not in refused.stdout + refused.stderr
+        assert ("$.run" if at else "$.") in refused.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", _WHERE)
+def test_check_jsonschema_loads_the_shared_definitions_offline(
+    tmp_path: Path, example: dict[str, Any], where: str
+) -> None:
+    """common.json holds definitions only: it loads offline and passes any document."""
+    schema = str(_schema_folder(where, tmp_path) / "common.json")
     good = tmp_path / "good.json"
     good.write_text(json.dumps(example), "utf-8")
-    bad_name, bad_date = json.loads(json.dumps(example)), json.loads(json.dumps(example))
-    bad_name["run"]["metadata"]["name"] = "liger-run\n"
-    bad_date["run"]["spec"]["observedAt"] = "2026-02-30T17:14:29.000Z"
-    bad = []
-    for i, doc in enumerate((bad_name, bad_date)):
-        bad.append(tmp_path / f"bad{i}.json")
-        bad[-1].write_text(json.dumps(doc), "utf-8")
-    command = [*_offline(), sys.executable, "-m", "check_jsonschema", "--schemafile"]
-    bundle = str(tmp_path / "schemas" / "bundle.json")
-    ok = subprocess.run([*command, bundle, str(good)], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    for path in bad:
-        refused = subprocess.run([*command, bundle, str(path)], capture_output=True, text=True)
-        assert refused.returncode == 1, refused.stdout + refused.stderr
-        assert "$.run" in refused.stdout
+    done = subprocess.run(
+        [*_offline(), sys.executable, "-m", "check_jsonschema", "--schemafile", schema, str(good)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("kind", sorted(SCHEMA_FILES))
+def test_schema_command_prints_the_packaged_file(kind: str) -> None:
+    """`kernelindex schema KIND` prints the file as shipped, byte for byte."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelindex_sdk", "schema", kind],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (schema_dir() / SCHEMA_FILES[kind]).read_text("utf-8")

@@ -186,7 +186,11 @@ def test_job_array_tasks_times_processes_split_the_sweep() -> None:
 @pytest.mark.parametrize(
     ("env", "setting", "fragment"),
     [
-        ({"RANK": "x", "WORLD_SIZE": "2"}, "RANK", "expected an integer >= 0, got 'x'"),
+        (
+            {"RANK": "x", "WORLD_SIZE": "2"},
+            "RANK",
+            "expected an integer in ASCII digits 0-9, got 'x'",
+        ),
         ({"RANK": "2", "WORLD_SIZE": "2"}, "RANK", "expected RANK < WORLD_SIZE=2, got '2'"),
         ({"RANK": "0"}, "RANK", "RANK is set but WORLD_SIZE is not"),
         ({"SLURM_NTASKS": "4"}, "SLURM_NTASKS", "set but SLURM_PROCID is not"),
@@ -214,10 +218,105 @@ def test_bad_launcher_variables_are_one_line_errors(
     assert isinstance(caught.value, KernelIndexError)
 
 
-@pytest.mark.parametrize("text", ["4/4", "1", "a/b", "-1/2", "0/0", "1/2/3", ""])
+# Every spelling int() would take that a person would not type, and numbers past any launch.
+HOSTILE_INTEGERS = [
+    "1_0",
+    "\u0661",  # Arabic-Indic one
+    "\uff11",  # fullwidth one
+    " 1",
+    "1 ",
+    "1\n",
+    "+1",
+    "-1",
+    "1.0",
+    "1e3",
+    "0x1",
+    "",
+    "99999999999999999999",
+    "2147483648",
+    "9" * 5000,
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4/4",
+        "1",
+        "a/b",
+        "-1/2",
+        "0/0",
+        "1/2/3",
+        "",
+        " 0/4",
+        "0 / 4",
+        "0/1_0",
+        "\u0660/4",
+        "0/99999999999999999999",
+        "0/2147483648",
+    ],
+)
 def test_bad_shard_option(text: str) -> None:
-    with pytest.raises(LaunchError, match=r"--shard: expected I/N with 0 <= I < N"):
+    with pytest.raises(
+        LaunchError, match=r"--shard: expected I/N in ASCII digits with 0 <= I < N <= 2147483647"
+    ):
         detect_launch(text, {})
+
+
+@pytest.mark.parametrize(
+    "name", ["RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "LOCAL_RANK", "SLURM_LOCALID"]
+)
+@pytest.mark.parametrize("value", HOSTILE_INTEGERS)
+def test_launcher_variables_take_ascii_digits_in_range_only(name: str, value: str) -> None:
+    # Each variable alone where it is read (torchrun's pair wins over Slurm's, LOCAL_RANK
+    # over SLURM_LOCALID), a rank with its world.
+    partners = {
+        "RANK": "WORLD_SIZE",
+        "WORLD_SIZE": "RANK",
+        "SLURM_PROCID": "SLURM_NTASKS",
+        "SLURM_NTASKS": "SLURM_PROCID",
+    }
+    env = {name: value}
+    if name in partners:
+        env[partners[name]] = "1"
+    with pytest.raises(LaunchError) as caught:
+        detect_launch(None, env)
+    assert caught.value.setting == name
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SLURM_ARRAY_TASK_ID",
+        "SLURM_ARRAY_TASK_COUNT",
+        "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_STEP",
+    ],
+)
+@pytest.mark.parametrize("value", ["1_0", "\u0661", " 1", "99999999999999999999"])
+def test_job_array_variables_take_ascii_digits_in_range_only(name: str, value: str) -> None:
+    env = {
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_ARRAY_TASK_COUNT": "2",
+        "SLURM_ARRAY_TASK_MIN": "0",
+        "SLURM_ARRAY_TASK_STEP": "1",
+        name: value,
+    }
+    with pytest.raises(LaunchError) as caught:
+        detect_launch(None, env)
+    assert caught.value.setting == name
+
+
+def test_a_huge_world_selects_without_allocating_a_shard_each() -> None:
+    """WORLD_SIZE at its bound: rank r of more ranks than points gets point r or nothing."""
+    points = list(range(5))
+    last = detect_launch(None, {"RANK": "2147483646", "WORLD_SIZE": "2147483647"})
+    assert last.select(points, cost=float) == []
+    for rank in range(5):
+        launch = detect_launch(None, {"RANK": str(rank), "WORLD_SIZE": "2147483647"})
+        # The same share as a split into exactly as many shards as points.
+        assert launch.select(points, cost=float) == partition(points, 5, cost=float)[rank]
 
 
 def test_cuda_visible_devices_narrowed_to_one_wins_over_the_local_rank() -> None:
@@ -283,3 +382,20 @@ def test_cli_maps_launch_errors_to_usage_status(monkeypatch: pytest.MonkeyPatch)
     status = main(["merge", str(Path(__file__))], stdout=io.StringIO(), stderr=err)
     assert status == 2
     assert err.getvalue() == "kernelindex: --shard: expected I/N, got 'x'\n"
+
+
+@pytest.mark.parametrize("count", range(1, 12))
+def test_select_gives_the_partitions_share_for_any_count(count: int) -> None:
+    """The shortcut for more shards than points changes no share (costs tie and differ)."""
+    points = [5.0, 1.0, 5.0, 3.0, 0.0, 2.0]
+    for index in range(count):
+        launch = Launch(shard=Shard(index, count, "test"))
+        assert launch.select(points, cost=float) == partition(points, count, cost=float)[index]
+    assert Launch(shard=Shard(0, 3, "test")).select([], cost=float) == []
+
+
+def test_a_long_shard_option_is_cut_in_its_message() -> None:
+    with pytest.raises(LaunchError) as caught:
+        detect_launch("0/" + "9" * 5000, {})
+    assert len(str(caught.value)) < 200
+    assert str(caught.value).endswith("...'")

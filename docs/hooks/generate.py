@@ -41,12 +41,14 @@ def _json(value: Any) -> str:
 def generated_pages() -> dict[str, str]:
     """Return every generated file as site path -> content."""
     schemas = _schemas.load_schemas()
+    published = _schemas.published_schemas()
     pages = {
         schema_reference.page_path(name): schema_reference.render_page(name, schemas)
         for name in schemas
     }
-    pages.update({f"schemas/v1alpha1/{name}": _json(doc) for name, doc in schemas.items()})
-    # The download is what `kernelindex schema RecordBundle` prints: one offline file.
+    # The files as packaged: each embeds the files it refers to and works offline alone.
+    pages.update({f"schemas/v1alpha1/{name}": text for name, text in published.items()})
+    # bundle.json under a name of its own: what `kernelindex schema RecordBundle` prints.
     pages["schemas/kernelindex-v1alpha1.json"] = _json(self_contained_schema("RecordBundle"))
     exit_codes = {
         name: getattr(_common, name) for name in _common.__all__ if name.startswith("EXIT_")

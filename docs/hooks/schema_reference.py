@@ -208,10 +208,9 @@ def render_page(schema_file: str, schemas: dict[str, dict[str, Any]]) -> str:
         f"# {title}",
         "",
         f"`$id`: `{schema['$id']}`. Download: "
-        f"[{schema_file}](../../schemas/v1alpha1/{schema_file}) (this file alone; its "
-        "`$ref`s name the other files), or "
-        "[the self-contained schema](../../schemas/kernelindex-v1alpha1.json) "
-        "(every file embedded).",
+        f"[{schema_file}](../../schemas/v1alpha1/{schema_file}) (self-contained: it "
+        "embeds a copy of every file it refers to, so it validates offline alone; "
+        "this page shows the file's own part).",
         "",
         "<!-- generated from schemas/v1alpha1/ by docs/hooks/schema_reference.py -->",
         "",

@@ -13,16 +13,28 @@ from __future__ import annotations
 
 import hashlib
 import re
+import secrets
 import unicodedata
 from typing import Final
 
-__all__ = ["HASH_LENGTH", "NAME_MAX_LENGTH", "NAME_PATTERN", "is_name", "name", "slug"]
+__all__ = [
+    "HASH_LENGTH",
+    "NAME_MAX_LENGTH",
+    "NAME_PATTERN",
+    "UNIQUE_LENGTH",
+    "is_name",
+    "name",
+    "slug",
+    "unique_suffix",
+]
 
 #: The schema's ``Name``: its maxLength and its pattern (with ``\Z``: no final newline).
 NAME_MAX_LENGTH: Final = 253
 NAME_PATTERN: Final = re.compile(r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\Z")
 #: Hex digits of SHA-256 appended when a name loses information: 1 in 4 billion collide.
 HASH_LENGTH: Final = 8
+#: Random hex digits that make a measured run's name its own (see :func:`unique_suffix`).
+UNIQUE_LENGTH: Final = 8
 
 _NOT_ALNUM: Final = re.compile(r"[^a-z0-9]+")
 # Characters whose loss is only a choice of separator or of letter case.
@@ -89,3 +101,16 @@ def name(*parts: str, suffix: str = "", max_length: int = NAME_MAX_LENGTH) -> st
         raise ValueError(f"no room for a name in {max_length} characters with suffix {suffix!r}")
     body = body[:room].rstrip("-")
     return "-".join(p for p in [body, *tail, suffix] if p)
+
+
+def unique_suffix() -> str:
+    """A name suffix no other run gets: :data:`UNIQUE_LENGTH` random hex digits.
+
+    A measured run is named by what ran and when, to the millisecond; two identical
+    sweeps started at once (two processes, two hosts, two CI jobs) would give their runs
+    one name. 32 bits from the operating system's random source set them apart without
+    any coordination: for two runs of one name and millisecond, 1 in 4 billion collide.
+    Nothing else depends on it: no digest covers a name. Names that must be reproducible
+    (an import names a CSV row the same way each time) do not take it.
+    """
+    return secrets.token_hex(UNIQUE_LENGTH // 2)

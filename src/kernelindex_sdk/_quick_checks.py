@@ -5,8 +5,9 @@ and building pointers as it goes; for a valid record nothing is reported, and mo
 that work is lost. :func:`passes` answers the same question (does any check report a
 problem?) in one walk, for the records compare and validate read by the thousand. It
 only ever says "no problem": where it is not sure (a failed run, a protocol that timed
-nothing, a measurement in a unit of the wrong dimension, any value it would have to
-report), it returns False and the caller runs the table, which says what is wrong.
+nothing with a timing or a duration, a measurement in a unit of the wrong dimension, any
+value it would have to report), it returns False and the caller runs the table, which
+says what is wrong.
 
 It follows the table as it stands: should a check be added to, removed from or reordered
 in :data:`_semantic.CHECKS`, :func:`passes` turns itself off (always False) until it is
@@ -81,7 +82,9 @@ def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
     timing = spec.get("timing")
     if not _timing_agrees(timing, protocol):
         return False
-    values = _values(spec, {} if timing is None else timing["latencyNs"])
+    # check_protocol_timer: a protocol that timed nothing allows no duration either.
+    untimed = protocol is not None and protocol["spec"]["measurement"]["timer"] == "not_applicable"
+    values = _values(spec, {} if timing is None else timing["latencyNs"], untimed=untimed)
     return values is not None and all(
         len(found) == 1 or _ordered(found) for found in values.values()
     )
@@ -92,7 +95,8 @@ def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | Non
     if protocol is not None:
         method = protocol["spec"]["measurement"]
         if method["timer"] == "not_applicable":
-            return False
+            # Nothing was timed (Liger's memory rows): fine only without a timing.
+            return timing is None
         if timing is not None:
             least, samples = method.get("minSamples"), timing.get("samples")
             if least is not None and samples is not None and samples < least:
@@ -107,9 +111,12 @@ def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | Non
 _Item = tuple[int, float, bool, float, int, str, str]
 
 
-def _values(spec: dict[str, Any], latency: dict[str, Any]) -> dict[str, list[_Item]] | None:
+def _values(
+    spec: dict[str, Any], latency: dict[str, Any], *, untimed: bool = False
+) -> dict[str, list[_Item]] | None:
     """Each metric's values as check_quantile_order ranks them; None where check_units,
-    check_median_matches or check_duplicate_measurements would report."""
+    check_median_matches or check_duplicate_measurements would report, or (``untimed``:
+    the protocol timed nothing) check_protocol_timer would report a duration."""
     values: dict[str, list[_Item]] = {}
     if latency:
         values["latency"] = [
@@ -126,6 +133,7 @@ def _values(spec: dict[str, Any], latency: dict[str, Any]) -> dict[str, list[_It
         scaled = _scaled(value, factor)
         if (
             key in seen
+            or (untimed and dimension == "time")
             or dimension != expected
             or not math.isfinite(scaled)
             or (
@@ -155,6 +163,11 @@ def _below(a: _Item, b: _Item) -> bool:
         return True
     if gap < -margin:
         return False
+    if a[2] == b[2] and a[4] == b[4]:
+        # Ties (Liger's p20 = median = p80): in one unit and rounded alike, the written
+        # values are in the exact values' order (distinct doubles have their shortest
+        # decimals in the same order), so no Fraction is needed.
+        return a[3] < b[3]
     return _semantic._below(_value(a), _value(b))
 
 

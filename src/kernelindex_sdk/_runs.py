@@ -314,6 +314,7 @@ def load_runs(
     *,
     stdin: IO[bytes] | None = None,
     verify_digests: bool = False,
+    on_notice: Callable[[str], None] | None = None,
 ) -> RunSet:
     """Read every record of the given files and folders (as ``validate`` does) into a RunSet.
 
@@ -327,21 +328,26 @@ def load_runs(
         verify_digests: Also recompute every digest whose object a record carries, as
             ``validate --verify-digests`` does; a record whose declared digest differs is
             invalid. Pairing trusts the declared digests otherwise.
+        on_notice: Called with one line for each folder that holds no records.
 
     Raises:
         InputError: when a path does not exist or cannot be read.
     """
     result = RunSet()
-    _load(result, paths, stdin, verify_digests)
+    _load(result, paths, stdin, verify_digests, on_notice)
     return result
 
 
 def _load(
-    result: RunSet, paths: Iterable[str | Path], stdin: IO[bytes] | None, verify_digests: bool
+    result: RunSet,
+    paths: Iterable[str | Path],
+    stdin: IO[bytes] | None,
+    verify_digests: bool,
+    on_notice: Callable[[str], None] | None = None,
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
     reader = _bundle_reader.BundleReader()
-    for document in documents.iter_documents(paths, stdin=stdin):
+    for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
         # The quick reader does not recompute digests: verifying takes the full path.
         quick = None if verify_digests else reader.read(document.text)
         if quick is not None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from ._files import ensure_folder, write_text_atomic
+from ._files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
 from .errors import InputError
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
@@ -42,13 +42,54 @@ def schema_dir() -> Path:
     raise FileNotFoundError(f"kernelindex_sdk's schemas are missing beside {here}")
 
 
+def _embedded(key: str) -> bool:
+    # Under `$defs`, a schema file's name keys the copy of that file embedded in another;
+    # the schemas' own definitions have names without a dot.
+    return key.endswith(".json")
+
+
+def _own_part(schema: dict[str, Any]) -> dict[str, Any]:
+    """A schema file without the copies of other files it embeds: what was written by hand."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, dict) or not any(_embedded(key) for key in defs):
+        return schema
+    own = {key: value for key, value in defs.items() if not _embedded(key)}
+    if own:
+        # Back in its place among the keys, as written.
+        return {key: (own if key == "$defs" else value) for key, value in schema.items()}
+    return {key: value for key, value in schema.items() if key != "$defs"}
+
+
 @functools.cache
 def load_schemas() -> dict[str, dict[str, Any]]:
-    """Return every packaged schema document, keyed by file name."""
+    """Return every packaged schema document, keyed by file name, as written by hand.
+
+    Each file as shipped also embeds a copy of every file it refers to (see
+    :func:`published_schemas`); those copies are left out here, so that every file's
+    ``$ref``s resolve through a registry of all of them, one resource per file.
+    """
     folder = schema_dir()
     return {
-        path.name: json.loads(path.read_text(encoding="utf-8"))
+        path.name: _own_part(json.loads(path.read_text(encoding="utf-8")))
         for path in sorted(folder.glob("*.json"))
+    }
+
+
+def published_schemas() -> dict[str, str]:
+    """Return the text of every schema file as shipped, keyed by file name.
+
+    Each file is a JSON Schema 2020-12 compound document that embeds every file it
+    refers to (:func:`self_contained_schema`), so any one of them validates offline in
+    any validator; ``python -m codegen`` writes them so from the hand-written parts, and
+    ``python -m codegen --check`` fails when a file differs.
+
+    Returns:
+        File name -> text: two-space JSON with a final newline (:func:`schema_text`).
+    """
+    kinds = {name: kind for kind, name in SCHEMA_FILES.items()}
+    return {
+        name: schema_text(self_contained_schema(kinds[name]) if name in kinds else schema)
+        for name, schema in load_schemas().items()
     }
 
 
@@ -124,11 +165,10 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
-    """Write the schemas into a folder, each file atomically.
+    """Write the schemas into a folder, each file atomically, as packaged.
 
-    Every file a kind's ``$ref``s need is written beside it, as packaged. ``bundle.json``
-    is always written self-contained (:func:`self_contained_schema`): alone, it validates
-    a bundle offline; the per-kind files work together, resolving one another by ``$id``.
+    Every file is self-contained (:func:`published_schemas`): alone, it validates its
+    kind offline. The files a kind's ``$ref``s name are written beside it all the same.
 
     Args:
         out: The folder; created when missing.
@@ -138,16 +178,22 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
         The paths written.
 
     Raises:
-        InputError: when the folder or a file cannot be written, or for an unknown kind.
+        OutputIsInputError: when a file to write is one of the packaged schema files
+            (``out`` is the package's own schema folder, or links to its files).
+        InputError: for an empty path, when the folder or a file cannot be written, or
+            for an unknown kind.
     """
+    if not str(out):
+        # Path("") is the current folder: an empty option is a mistake, not a choice.
+        raise InputError(source="''", reason="expected a folder path, got an empty path")
     folder = Path(out)
     names = schema_files_for(kind)
+    # Into the packaged folder itself, bundle.json would replace the shipped one.
+    refuse_overwriting_inputs([folder / name for name in names], [schema_dir()])
     ensure_folder(folder)
+    published = published_schemas()
     written = []
     for name in names:
-        schema = (
-            self_contained_schema(BUNDLE) if name == SCHEMA_FILES[BUNDLE] else load_schemas()[name]
-        )
-        write_text_atomic(folder / name, schema_text(schema))
+        write_text_atomic(folder / name, published[name])
         written.append(folder / name)
     return written

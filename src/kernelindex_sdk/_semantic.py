@@ -20,7 +20,14 @@ from . import digest as _digest
 from ._messages import short_repr
 from .errors import Problem
 
-__all__ = ["CHECKS", "DIGEST_CHECK", "DigestComparison", "RecordView", "digest_comparisons"]
+__all__ = [
+    "CHECKS",
+    "DIGEST_CHECK",
+    "DigestComparison",
+    "RecordView",
+    "digest_comparisons",
+    "own_digests",
+]
 
 # Rank of each statistic in a distribution; mean and stddev have none.
 _ORDER: Final = {
@@ -469,19 +476,23 @@ class DigestComparison:
     """A digest a run declares beside the one computed from the content the input carries.
 
     ``computed`` is ``None`` when the input lacks the digested object, and ``error``
-    says why it could not be computed when canonicalization failed.
+    says why it could not be computed when canonicalization failed. ``declared`` is
+    ``None`` for a standalone protocol or environment: nothing declares its digest, the
+    computed one is the document's own.
     """
 
     field: str
-    declared: str
+    declared: str | None
     computed: str | None
     source: str | None
     error: str | None = None
 
     @property
     def matches(self) -> bool | None:
-        """Whether declared and computed agree; ``None`` when nothing was computed."""
-        return None if self.computed is None else self.computed == self.declared
+        """Whether declared and computed agree; ``None`` when either is missing."""
+        if self.computed is None or self.declared is None:
+            return None
+        return self.computed == self.declared
 
 
 def digest_comparisons(view: RecordView) -> Iterator[DigestComparison]:
@@ -510,6 +521,25 @@ def digest_comparisons(view: RecordView) -> Iterator[DigestComparison]:
             )
             continue
         yield DigestComparison(field=field, declared=spec[field], computed=computed, source=where)
+
+
+def own_digests(view: RecordView) -> Iterator[DigestComparison]:
+    """The digest of a standalone protocol's or environment's spec (nothing declares it)."""
+    documents = (
+        ("protocolDigest", view.protocol, view.protocol_at),
+        ("environmentDigest", view.environment, view.environment_at),
+    )
+    for field, document, at in documents:
+        if document is None:
+            continue
+        try:
+            computed = _digest.digest(_digest.DIGEST_KINDS[field], document["spec"])
+        except rfc8785.CanonicalizationError as err:
+            yield DigestComparison(
+                field=field, declared=None, computed=None, source=f"{at}/spec", error=str(err)
+            )
+            continue
+        yield DigestComparison(field=field, declared=None, computed=computed, source=f"{at}/spec")
 
 
 def check_digests(view: RecordView) -> Iterator[Problem]:

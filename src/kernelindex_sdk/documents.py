@@ -17,7 +17,6 @@ import json
 import os
 import stat
 import sys
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
@@ -26,7 +25,7 @@ import attrs
 
 from . import _jsontext, validation
 from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
-from ._files import describe_mode, existing_kind, replace_file
+from ._files import check_new_file, describe_mode, existing_kind, replace_file
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 
@@ -36,8 +35,9 @@ __all__ = [
     "DocumentResult",
     "FileProblem",
     "JSONLinesWriter",
-    "NoRecordsWarning",
     "check_documents",
+    "check_json_lines_target",
+    "expand_paths",
     "iter_documents",
     "json_line",
     "validate_paths",
@@ -61,10 +61,8 @@ _KIND_OF_KEY: Final = {
 }
 
 OnError = Callable[[InputError], None]
-
-
-class NoRecordsWarning(UserWarning):
-    """A folder given to search holds no ``.json`` or ``.jsonl`` file."""
+#: Called with a notice: something worth saying that is not a problem (one line).
+OnNotice = Callable[[str], None]
 
 
 @attrs.frozen
@@ -152,10 +150,15 @@ class FileProblem:
 
 @attrs.frozen
 class DocumentResult:
-    """One document and its problems; ``valid`` when there are none."""
+    """One document and its problems; ``valid`` when there are none.
+
+    ``value`` is the parsed document when it is valid (None otherwise), so a caller that
+    goes on to use it need not parse the text again.
+    """
 
     document: Document
     problems: tuple[FileProblem, ...]
+    value: Any = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -169,7 +172,7 @@ def _report(error: InputError, on_error: OnError | None) -> None:
     on_error(error)
 
 
-def _search(folder: Path, on_error: OnError | None) -> list[Path]:
+def _search(folder: Path, on_error: OnError | None, on_notice: OnNotice | None) -> list[Path]:
     """Every ``.json``/``.jsonl`` file under ``folder``; symlinked folders are not entered."""
 
     def walk_error(err: OSError) -> None:
@@ -204,15 +207,14 @@ def _search(folder: Path, on_error: OnError | None) -> list[Path]:
                 _report(
                     InputError(source=str(path), reason=f"is {what}, expected a file"), on_error
                 )
-    if not found and not refused:
-        warnings.warn(
-            NoRecordsWarning(f"{printable(str(folder))}: no .json or .jsonl files found"),
-            stacklevel=4,
-        )
+    if not found and not refused and on_notice is not None:
+        on_notice(f"{printable(str(folder))}: no .json or .jsonl files found")
     return sorted(found)
 
 
-def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[str | Path]:
+def _expand(
+    paths: Iterable[str | Path], on_error: OnError | None, on_notice: OnNotice | None
+) -> Iterator[str | Path]:
     seen: set[str] = set()
     for given in paths:
         if str(given) == STDIN:
@@ -228,12 +230,31 @@ def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[s
             if not exists:
                 _report(InputError(source=str(path), reason="no such file or directory"), on_error)
                 continue
-            candidates = list(_search(path, on_error)) if is_dir else [path]
+            candidates = list(_search(path, on_error, on_notice)) if is_dir else [path]
         for candidate in candidates:
             key = candidate if candidate == STDIN else os.path.realpath(candidate)
             if str(key) not in seen:
                 seen.add(str(key))
                 yield candidate
+
+
+def expand_paths(
+    paths: Iterable[str | Path],
+    *,
+    on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
+) -> Iterator[str | Path]:
+    """Yield each file the given paths name, as :func:`iter_documents` reads them.
+
+    Folders are searched as :func:`iter_documents` says; a file reached twice is given
+    once; ``-`` (standard input) is given as it is. ``on_notice`` hears of each folder
+    that holds no records.
+
+    Raises:
+        InputError: when a path does not exist or cannot be read (unless ``on_error``
+            is given).
+    """
+    yield from _expand(paths, on_error, on_notice)
 
 
 def _too_large(source: str) -> InputError:
@@ -323,12 +344,13 @@ def iter_documents(
     *,
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
 ) -> Iterator[Document]:
     """Yield each document of the given files and folders (``-`` is standard input).
 
     Folders are searched recursively for ``*.json`` and ``*.jsonl`` (in any letter
-    case; symlinked folders are not entered); a folder with none gives a
-    :class:`NoRecordsWarning`. Such a name in a folder that is not a regular file (a
+    case; symlinked folders are not entered); a folder with none is no error, and
+    ``on_notice`` hears of it. Such a name in a folder that is not a regular file (a
     dangling symlink, a FIFO, a device) is an :class:`InputError`. A file reached
     twice is read once, and so is standard input. A ``.jsonl`` file holds one
     document per line; lines of JSON whitespace only are skipped (a form feed is not
@@ -340,12 +362,14 @@ def iter_documents(
         stdin: The stream ``-`` reads (default: the process's standard input).
         on_error: Called with the InputError of each path that cannot be read, after
             which the next path is read; by default the error is raised.
+        on_notice: Called with one line for each folder that holds no records; by
+            default nothing is said.
 
     Raises:
         InputError: when a path does not exist, cannot be read, or holds a document
             larger than :data:`MAX_DOCUMENT_BYTES` (unless ``on_error`` is given).
     """
-    for path in _expand(paths, on_error):
+    for path in _expand(paths, on_error, on_notice):
         source = "<stdin>" if path == STDIN else str(path)
         try:
             if path == STDIN:
@@ -399,6 +423,7 @@ def check_documents(
     verify_digests: bool = False,
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
 ) -> Iterator[DocumentResult]:
     """Validate every document of the given paths; yield each with its problems.
 
@@ -408,7 +433,7 @@ def check_documents(
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
     names = _Names()
-    for document in iter_documents(paths, stdin=stdin, on_error=on_error):
+    for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
         problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
@@ -417,7 +442,7 @@ def check_documents(
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
         found = tuple(FileProblem.in_document(document, p) for p in problems)
-        yield DocumentResult(document=document, problems=found)
+        yield DocumentResult(document=document, problems=found, value=None if found else value)
 
 
 def validate_paths(
@@ -426,6 +451,7 @@ def validate_paths(
     verify_digests: bool = False,
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
 ) -> Iterator[FileProblem]:
     """Validate every document of the given paths; yield each problem with its file and line.
 
@@ -435,7 +461,7 @@ def validate_paths(
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
     for result in check_documents(
-        paths, verify_digests=verify_digests, stdin=stdin, on_error=on_error
+        paths, verify_digests=verify_digests, stdin=stdin, on_error=on_error, on_notice=on_notice
     ):
         yield from result.problems
 
@@ -480,6 +506,36 @@ def _needs_newline(path: str) -> bool:
         return False
 
 
+def check_json_lines_target(path: str | Path) -> None:
+    """Refuse a path JSON Lines may not be written to, before anything is written.
+
+    JSON Lines go to ``-`` (a stream), to a FIFO or a character device (``/dev/null``),
+    or to a file whose name ends in ``.jsonl`` (any letter case): folders are searched
+    for ``*.json`` files as one document each, and lines added to one would not read.
+
+    Raises:
+        InputError: for an empty path, or a regular file (or a new one) whose name does
+            not end in ``.jsonl``; the message says to use ``.jsonl``.
+    """
+    text = str(path)
+    if text == STDIN:
+        return
+    if not text:
+        raise InputError(source="''", reason="expected a .jsonl path or '-', got an empty path")
+    info = existing_kind(text)
+    if info is not None and (stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode)):
+        return
+    if not text.lower().endswith(".jsonl"):
+        why = (
+            "a .json file holds one document, and lines appended to it would not read"
+            if text.lower().endswith(".json")
+            else "records are written as JSON Lines"
+        )
+        raise InputError(
+            source=text, reason=f"expected a .jsonl path (or '-') to write records to: {why}"
+        )
+
+
 class JSONLinesWriter:
     """Appends records to a JSON Lines file one by one, each written as it comes.
 
@@ -489,8 +545,10 @@ class JSONLinesWriter:
     flushed after each record.
 
     Nothing is created before the first record, or :meth:`open`: a command that fails
-    before producing anything leaves no empty file. Appending to a file whose last
-    line lacks its newline first ends that line, so two records never share one.
+    before producing anything leaves no empty file. Records go only to ``-``, a FIFO, a
+    character device or a ``.jsonl`` file (:func:`check_json_lines_target`). Appending
+    to a file whose last line lacks its newline first ends that line, so two records
+    never share one.
     Records are validated as JSON first: NaN, Infinity and lone surrogates are refused.
     """
 
@@ -510,18 +568,15 @@ class JSONLinesWriter:
         write surfaces ``/dev/full``). A FIFO is not opened: that would wait for a reader.
 
         Raises:
-            InputError: naming the path and what is wrong.
+            InputError: naming the path and what is wrong (a name not ending in
+                ``.jsonl`` included).
         """
         if self._path == STDIN or self._opened:
             return
+        check_json_lines_target(self._path)
         info = existing_kind(self._path)
         if info is None:
-            folder = os.path.dirname(self._path) or "."
-            facts = existing_kind(folder)
-            if facts is None or not stat.S_ISDIR(facts.st_mode):
-                raise InputError(source=self._path, reason=f"no directory {folder!r} to write in")
-            if not os.access(folder, os.W_OK | os.X_OK):
-                raise InputError(source=self._path, reason=f"cannot write in {folder!r}")
+            check_new_file(self._path)
             return
         if stat.S_ISDIR(info.st_mode):
             raise InputError(source=self._path, reason="is a directory, expected a file to write")
@@ -543,6 +598,7 @@ class JSONLinesWriter:
         if self._opened:
             return
         if self._path != STDIN:
+            check_json_lines_target(self._path)
             with input_errors(self._path):
                 if _needs_newline(self._path):
                     self._pending = b"\n"

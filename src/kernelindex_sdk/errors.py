@@ -27,10 +27,14 @@ __all__ = [
     "KernelIndexError",
     "LaunchError",
     "MissingDependencyError",
+    "OutputIsInputError",
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
     "StateError",
+    "StoreClashError",
+    "StoreError",
+    "StoreLayoutError",
     "TimestampError",
     "UnsupportedSourceError",
     "input_errors",
@@ -110,6 +114,17 @@ class InputError(KernelIndexError):
     def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
         """The InputError for an OSError met while reading or writing ``source``."""
         return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class OutputIsInputError(InputError):
+    """An output would be written over one of the command's own inputs.
+
+    ``source`` is the output as given, ``input`` the input it is (the same file by device
+    and inode: the same path, a symlink or a hard link), ``reason`` says so.
+    """
+
+    input: str
 
 
 @contextlib.contextmanager
@@ -242,3 +257,38 @@ class MissingDependencyError(KernelIndexError):
             f"{self.feature} needs {self.package}, which is not installed:"
             f" pip install 'kernelindex-sdk[{self.extra}]'"
         )
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class StoreError(InputError):
+    """A records store that cannot be opened, read or written: a file that is no SQLite
+    database, a server that refuses the connection, a URL of an unknown kind.
+
+    It is an InputError (the store is where records are read from and written to), so
+    the command line exits 2 for it, as for any input it cannot read.
+
+    Attributes:
+        source: The store, as its URL or path (a password in a URL is shown as ``***``).
+        reason: What went wrong.
+    """
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class StoreLayoutError(StoreError):
+    """A store whose tables this version cannot use: a newer layout version, or a
+    database that holds tables but is no kernelindex store."""
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class StoreClashError(KernelIndexError):
+    """Records refused by a store: invalid ones, or runs whose names the store already
+    holds with other content (each problem names both places).
+
+    Attributes:
+        problems: Every problem, each with its file and line.
+    """
+
+    problems: Sequence[FileProblem]
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.problems))

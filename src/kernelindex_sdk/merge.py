@@ -11,7 +11,7 @@ the order of the inputs, so the same records give the same bytes.
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -22,8 +22,15 @@ from ._converter import as_json
 from ._display import display_path
 from ._files import existing_kind, replace_file
 from ._messages import article
-from .documents import STDIN, FileProblem, JSONLinesWriter, iter_documents, json_line
-from .errors import InputError, Problem, RecordSetError
+from .documents import (
+    STDIN,
+    FileProblem,
+    JSONLinesWriter,
+    check_json_lines_target,
+    iter_documents,
+    json_line,
+)
+from .errors import Problem, RecordSetError
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
 
@@ -182,6 +189,7 @@ def merge_paths(
     *,
     verify_digests: bool = False,
     stdin: IO[bytes] | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> MergedRecords:
     """Merge the records of files and folders (as ``kernelindex validate`` reads them).
 
@@ -189,6 +197,7 @@ def merge_paths(
         paths: Files, folders (searched for ``*.json`` and ``*.jsonl``) and ``-``.
         verify_digests: Also recompute every digest whose object a record carries.
         stdin: What ``-`` reads; standard input by default.
+        on_notice: Called with one line for each folder that holds no records.
 
     Returns:
         The merged records, in an order that depends only on the records.
@@ -199,7 +208,7 @@ def merge_paths(
         InputError: when a path does not exist or cannot be read.
     """
     merger = _Merger()
-    for document in iter_documents(paths, stdin=stdin):
+    for document in iter_documents(paths, stdin=stdin, on_notice=on_notice):
         merger.read += 1
         value, text, problems = _jsontext.parse(document.text)
         if not problems:
@@ -246,21 +255,20 @@ def write_records(
 
     Raises:
         SchemaValidationError: when a record is not a JSON value; nothing is replaced.
-        InputError: for a regular file whose name does not end in ``.jsonl``, for a
-            path naming a folder, socket or block device, or one that cannot be written.
+        InputError: for a regular file whose name does not end in ``.jsonl`` (any letter
+            case; :func:`~kernelindex_sdk.documents.check_json_lines_target`), for a path
+            naming a folder, socket or block device, or one that cannot be written.
     """
     if str(path) == STDIN:
         with JSONLinesWriter(STDIN, stream=stream) as out:
             for record in records:
                 out.write(record)
         return
+    check_json_lines_target(path)
     info = existing_kind(path)
     if info is not None and (stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode)):
         with JSONLinesWriter(path) as out:
             for record in records:
                 out.write(record)
         return
-    if Path(path).suffix != ".jsonl":
-        # Folders are searched for *.json as whole documents: JSON Lines there would not read.
-        raise InputError(source=str(path), reason="expected a .jsonl path (or '-') to write")
     replace_file(path, (json_line(record) for record in records))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 import math
 import os
-import re
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePath
@@ -20,9 +19,11 @@ from typing import Final, TypeVar
 
 import attrs
 
+from ._numbers import parse_integer, shown
 from .errors import ArgumentError, LaunchError
 
 __all__ = [
+    "MAX_LAUNCH_NUMBER",
     "Launch",
     "Shard",
     "detect_launch",
@@ -35,8 +36,8 @@ T = TypeVar("T")
 
 RANK_PLACEHOLDER: Final = "{rank}"
 HOST_PLACEHOLDER: Final = "{host}"
-_SHARD: Final = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
-_DIGITS: Final = re.compile(r"\d+")
+#: The largest shard count, rank or task id accepted (a C int, as launchers keep them).
+MAX_LAUNCH_NUMBER: Final = 2**31 - 1
 
 
 @attrs.frozen
@@ -81,7 +82,13 @@ class Launch:
         Raises:
             ArgumentError: when a cost is negative or not finite, or the shard count < 1.
         """
-        return partition(points, self.shard.count, cost=cost)[self.shard.index]
+        # With more shards than points, shard i holds point i (in cost order) or nothing:
+        # splitting into len(points) shards gives the same share without allocating
+        # one list per shard of a huge count.
+        count = min(self.shard.count, max(len(points), 1))
+        if self.shard.index >= count:
+            return []
+        return partition(points, count, cost=cost)[self.shard.index]
 
     def describe(self, points: int, total: int, cost_share: float | None = None) -> str:
         """The line a sweep prints on stderr: which shard ran, why, and on which GPU.
@@ -146,16 +153,27 @@ def partition(points: Sequence[T], count: int, *, cost: Callable[[T], float]) ->
 def parse_shard(text: str) -> tuple[int, int]:
     """Parse ``--shard I/N`` (0-based: ``0/4`` to ``3/4``) into ``(I, N)``.
 
+    I and N are ASCII digits (no sign, ``_`` or whitespace), N at most
+    :data:`MAX_LAUNCH_NUMBER`.
+
     Raises:
-        LaunchError: for anything but two integers with 0 <= I < N.
+        LaunchError: for anything but two such integers with 0 <= I < N.
     """
-    match = _SHARD.fullmatch(text)
-    if match is not None:
-        index, count = int(match[1]), int(match[2])
-        if 0 <= index < count:
+    parts = text.split("/")
+    if len(parts) == 2:
+        try:
+            count = parse_integer(parts[1], what="N", minimum=1, maximum=MAX_LAUNCH_NUMBER)
+            index = parse_integer(parts[0], what="I", maximum=count - 1)
+        except ArgumentError:
+            pass
+        else:
             return index, count
     raise LaunchError(
-        setting="--shard", reason=f"expected I/N with 0 <= I < N (e.g. '0/4'), got {text!r}"
+        setting="--shard",
+        reason=(
+            f"expected I/N in ASCII digits with 0 <= I < N <= {MAX_LAUNCH_NUMBER}"
+            f" (e.g. '0/4'), got {shown(text)}"
+        ),
     )
 
 
@@ -163,9 +181,10 @@ def _int(environ: Mapping[str, str], name: str) -> int | None:
     value = environ.get(name)
     if value is None:
         return None
-    if _DIGITS.fullmatch(value.strip()) is None:
-        raise LaunchError(setting=name, reason=f"expected an integer >= 0, got {value!r}")
-    return int(value)
+    try:
+        return parse_integer(value, what=name, maximum=MAX_LAUNCH_NUMBER)
+    except ArgumentError as err:
+        raise LaunchError(setting=name, reason=err.reason) from None
 
 
 @attrs.frozen

@@ -233,26 +233,24 @@ def detect_kind(doc: Any) -> str | Problem:
     api_version = doc.get("apiVersion")
     if api_version not in SUPPORTED_API_VERSIONS:
         supported = ", ".join(map(repr, SUPPORTED_API_VERSIONS))
-        found = (
-            "no apiVersion"
-            if api_version is None
-            else f"apiVersion {_messages.short_repr(api_version)}"
-        )
-        return Problem(
-            pointer="/apiVersion" if "apiVersion" in doc else "",
-            message=f"unsupported {found}; supported: {supported}",
-            code="apiVersion",
-        )
+        return _unsupported(doc, "apiVersion", supported)
     kind = doc.get("kind")
     if not isinstance(kind, str) or kind not in SCHEMA_FILES or kind == BUNDLE:
         kinds = ", ".join(k for k in SUPPORTED_KINDS if k != BUNDLE)
-        found = "no kind" if kind is None else f"kind {_messages.short_repr(kind)}"
-        return Problem(
-            pointer="/kind" if "kind" in doc else "",
-            message=f"unsupported {found}; supported: {kinds}, or a bundle {{run, ...}}",
-            code="kind",
-        )
+        return _unsupported(doc, "kind", f"{kinds}, or a bundle {{run, ...}}")
     return str(kind)
+
+
+def _unsupported(doc: dict[str, Any], key: str, supported: str) -> Problem:
+    """A document's ``key`` is missing or holds a value this SDK does not support."""
+    if key not in doc:
+        return Problem(
+            pointer="", message=f"{key!r} is a required property; supported: {supported}", code=key
+        )
+    found = _messages.short_repr(doc[key])
+    return Problem(
+        pointer=f"/{key}", message=f"unsupported {key} {found}; supported: {supported}", code=key
+    )
 
 
 def _view(doc: dict[str, Any], kind: str) -> _semantic.RecordView:
@@ -399,31 +397,34 @@ def check(
 
 
 def compare_digests(doc: Any) -> list[DigestComparison]:
-    """Return the four digests a run (or bundle) declares beside those computed from its content.
+    """Return the digests a document declares beside those computed from its content.
+
+    A run or a bundle gives its four digests, each declared beside the one computed from
+    the object the input carries (``computed`` is ``None`` where it lacks it). A
+    standalone protocol or environment gives its own digest, which nothing declares
+    (``declared`` is ``None``).
 
     Args:
-        doc: A parsed run or bundle, or its JSON text.
+        doc: A parsed record of any kind :func:`validate` accepts, or its JSON text;
+            problems found in a text carry their line and column.
 
     Raises:
-        SchemaValidationError: when the document is not a valid run or bundle.
+        SchemaValidationError: when the document is not valid.
     """
     if isinstance(doc, (str, bytes)):
-        doc, _, problems = _jsontext.parse(doc)
+        parsed = _jsontext.parse_document(doc)
+        problems = list(_parsed_problems(parsed))
         if problems:
             raise SchemaValidationError(problems=problems)
-    doc = as_json(doc)
-    check(doc)
+        doc = parsed.value
+    else:
+        doc = as_json(doc)
+        check(doc)
     kind = detect_kind(doc)
-    if kind not in ("BenchmarkRun", BUNDLE):
-        raise SchemaValidationError(
-            problems=[
-                kind
-                if isinstance(kind, Problem)
-                else Problem(
-                    pointer="",
-                    message=f"expected a run or a bundle, got {_messages.article(kind)}",
-                    code="kind",
-                )
-            ]
-        )
-    return list(_semantic.digest_comparisons(_view(doc, kind)))
+    # A valid document has a kind; detect_kind returns a Problem only for invalid ones.
+    if isinstance(kind, Problem):
+        raise SchemaValidationError(problems=[kind])
+    view = _view(doc, kind)
+    if kind in ("BenchmarkRun", BUNDLE):
+        return list(_semantic.digest_comparisons(view))
+    return list(_semantic.own_digests(view))

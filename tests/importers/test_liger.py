@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from kernelindex_sdk.importers.gpus import lookup_gpu
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SUBSET = FIXTURES / "liger" / "all_benchmark_data.subset.csv"
+FUSED_MOE = FIXTURES / "liger" / "fused_moe.csv"
 
 
 def read_rows(tmp_path: Path, *rows: dict[str, str]) -> list[dict[str, Any]]:
@@ -194,11 +196,92 @@ def test_known_gpus_get_their_architecture(tmp_path: Path, gpu: str, architectur
     assert bundle["environment"]["spec"]["hardware"]["architecture"] == architecture
 
 
-def test_unknown_gpu_imports_without_architecture_and_warns(tmp_path: Path) -> None:
-    with pytest.warns(liger.UnknownGpuWarning, match="Acme Tensor 9000"):
-        [bundle] = read_rows(tmp_path, row(gpu_name="Acme Tensor 9000"))
-    assert "architecture" not in bundle["environment"]["spec"]["hardware"]
+def test_unknown_gpu_imports_without_architecture_and_says_so_once(tmp_path: Path) -> None:
+    notices: list[str] = []
+    path = write_csv(tmp_path / "rows.csv", [row(gpu_name="Acme Tensor 9000")] * 2)
+    bundles = [ki.dump(b) for b in liger.read(path, on_notice=notices.append)]
+    assert all("architecture" not in b["environment"]["spec"]["hardware"] for b in bundles)
     assert lookup_gpu("Acme Tensor 9000") is None
+    assert notices == [f"{path}:2: unknown GPU 'Acme Tensor 9000': imported without architecture"]
+
+
+def test_an_unknown_gpu_is_no_warning_even_when_warnings_are_errors(tmp_path: Path) -> None:
+    """Notices are not Python warnings: PYTHONWARNINGS=error cannot turn them into tracebacks."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [bundle] = read_rows(tmp_path, row(gpu_name="Acme Tensor 9000"))
+    assert bundle["environment"]["spec"]["hardware"]["vendor"] == "unknown"
+
+
+def _fused_moe_rows() -> list[dict[str, str]]:
+    with FUSED_MOE.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_fused_moe_row_imports_with_the_null_swept_dimension_as_its_x_value() -> None:
+    """Upstream writes the swept dimension as null ("see x"): T or E is the row's x value."""
+    rows = _fused_moe_rows()
+    assert {r["x_name"] for r in rows} == {"T", "E"}
+    assert all('"' + r["x_name"] + '": null' in r["extra_benchmark_config_str"] for r in rows)
+    bundles = [ki.dump(b) for b in liger.read(FUSED_MOE)]
+    assert len(bundles) == len(rows) == 30
+    for source, bundle in zip(rows, bundles, strict=True):
+        assert ki.validate(bundle, verify_digests=True) == []
+        parameters = bundle["run"]["spec"]["workload"]["parameters"]
+        fixed = "E" if source["x_name"] == "T" else "T"
+        assert parameters[source["x_name"]] == int(source["x_value"])
+        assert parameters[fixed] == (128 if fixed == "E" else 8192)
+        assert parameters["sweep_dim"] == source["x_name"]
+        assert parameters["dtype"] == "bf16"
+    names = [b["run"]["metadata"]["name"] for b in bundles]
+    assert len(set(names)) == len(names)
+    workloads = {b["run"]["spec"]["workloadDigest"] for b in bundles}
+    # 3 T values and 2 E values, each timed forward and full and measured full:
+    # the passes differ, the providers share a workload.
+    assert len(workloads) == 5 * 2
+
+
+def test_a_null_swept_dimension_means_the_same_workload_as_its_value(tmp_path: Path) -> None:
+    null, explicit = (
+        row(
+            kernel_name="fused_moe",
+            x_name="T",
+            x_value="128",
+            extra_benchmark_config_str=f'{{"sweep_dim": "T", "T": {t}, "E": 128}}',
+        )
+        for t in ("null", "128")
+    )
+    first, second = read_rows(tmp_path, null, explicit)
+    assert first["run"]["spec"]["workload"] == second["run"]["spec"]["workload"]
+
+
+@pytest.mark.parametrize(
+    ("config", "x_name", "found"),
+    [
+        # The fixed dimension null: nothing says its value.
+        ('{"sweep_dim": "T", "T": null, "E": null}', "T", "'E' is null"),
+        # The swept dimension's key null, but the row sweeps another one.
+        ('{"sweep_dim": "E", "T": null, "E": 128}', "E", "'T' is null"),
+        ('{"sweep_dim": "T", "T": null, "dtype": null}', "T", "'dtype' is null"),
+        # The swept dimension given a value other than x.
+        ('{"sweep_dim": "T", "T": 256}', "T", "x_name 'T' is 128"),
+        # Nested nulls are no scalar either.
+        ('{"sweep_dim": "T", "T": [null]}', "T", "'T' is an array"),
+    ],
+)
+def test_any_other_null_in_a_config_is_still_a_row_error(
+    tmp_path: Path, config: str, x_name: str, found: str
+) -> None:
+    bad = row(
+        kernel_name="fused_moe", x_name=x_name, x_value="128", extra_benchmark_config_str=config
+    )
+    errors: list[UnsupportedSourceError] = []
+    path = write_csv(tmp_path / "rows.csv", [EXAMPLE_ROW, bad])
+    bundles = list(liger.read(path, on_error=errors.append))
+    assert len(bundles) == 1
+    [error] = errors
+    assert error.line == 3
+    assert found in error.reason
 
 
 def test_repeated_rows_still_get_unique_names(tmp_path: Path) -> None:

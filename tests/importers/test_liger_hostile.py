@@ -159,8 +159,12 @@ def test_spellings_of_one_gpu_and_symbol_names_give_valid_unique_records(tmp_pat
     gpus = ["NVIDIA B200", "nvidia b200", "NVIDIA  B200", "@@@", "###", "Über GPU", "ü"]
     rows = [row(gpu_name=g) for g in gpus]
     out = tmp_path / "out.jsonl"
-    with pytest.warns(liger.UnknownGpuWarning):
-        summary = liger.import_files([write_csv(tmp_path / "gpus.csv", rows)], out)
+    notices: list[str] = []
+    summary = liger.import_files(
+        [write_csv(tmp_path / "gpus.csv", rows)], out, on_notice=notices.append
+    )
+    assert len(notices) == 4  # '@@@', '###', 'Über GPU', 'ü': once each
+    assert all("unknown GPU" in n for n in notices)
     assert (summary.imported, summary.rejected) == (len(gpus), 0)
     assert list(validate_paths([out], verify_digests=True)) == []
     bundles = [json.loads(line) for line in out.read_text().splitlines()]
@@ -286,10 +290,14 @@ def test_every_accepted_row_of_a_hostile_mix_validates_with_unique_names(tmp_pat
     ]
     out = tmp_path / "out.jsonl"
     errors: list[UnsupportedSourceError] = []
-    with pytest.warns(liger.UnknownGpuWarning):
-        summary = liger.import_files(
-            [write_csv(tmp_path / "mix.csv", rows)], out, on_error=errors.append
-        )
+    notices: list[str] = []
+    summary = liger.import_files(
+        [write_csv(tmp_path / "mix.csv", rows)],
+        out,
+        on_error=errors.append,
+        on_notice=notices.append,
+    )
+    assert any("'@@@'" in n for n in notices)
     assert summary.imported + summary.rejected == len(rows)
     assert summary.imported > 0
     assert len(errors) == summary.rejected

@@ -237,18 +237,28 @@ def test_a_point_that_cannot_be_set_up_becomes_a_failed_record(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--beta", "2"], "kernelindex: --beta: expected a number in [0, 1], got 2.0"),
-        (["--beta", "nan"], "kernelindex: --beta: expected a number in [0, 1], got nan"),
+        (
+            ["--beta", "2"],
+            "kernelindex bench jsd: argument --beta: expected a number from 0 to 1, got '2'"
+            " (see 'kernelindex bench jsd --help')",
+        ),
+        (
+            ["--beta", "nan"],
+            "kernelindex bench jsd: argument --beta: expected a number in ASCII digits such as"
+            " 5 or 0.5, got 'nan' (see 'kernelindex bench jsd --help')",
+        ),
         (
             ["--tokens", "4,-4"],
             "kernelindex bench jsd: argument --tokens: expected comma-separated integers"
-            " (digits 0-9), got '-4' (see 'kernelindex bench jsd --help')",
+            " in ASCII digits 0-9 up to 9007199254740991, got '-4'"
+            " (see 'kernelindex bench jsd --help')",
         ),
         (["--tokens", "0"], "kernelindex: --tokens: expected integers in [1, 2^53 - 1], got 0"),
         (
             ["--vocab", "-3"],
             "kernelindex bench jsd: argument --vocab: expected comma-separated integers"
-            " (digits 0-9), got '-3' (see 'kernelindex bench jsd --help')",
+            " in ASCII digits 0-9 up to 9007199254740991, got '-3'"
+            " (see 'kernelindex bench jsd --help')",
         ),
         (
             ["--tokens", ""],
@@ -382,6 +392,45 @@ def test_device_names_that_differ_only_in_symbols_get_distinct_environments(
         record = bench(lambda x=x, y=y: reference.jsd_torch(x, y))
         names.add(record["environment"]["metadata"]["name"])
     assert len(names) == 2
+
+
+class _FrozenClock:
+    """``datetime`` as the harness sees it, stopped: every run starts in one millisecond."""
+
+    @staticmethod
+    def now(tz: Any = None) -> Any:
+        import datetime as dt
+
+        return dt.datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=tz)
+
+
+def test_runs_started_in_one_millisecond_get_different_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two identical sweeps started at once (two processes, two hosts) must not share names."""
+    monkeypatch.setattr(harness, "datetime", _FrozenClock)
+    x, y = _xy()
+    runs = [bench(lambda: reference.jsd_torch(x, y)) for _ in range(2)]
+    stamps = {r["run"]["spec"]["observedAt"] for r in runs}
+    assert stamps == {"2026-12-01T12:00:00.123Z"}
+    first, second = (r["run"]["metadata"]["name"] for r in runs)
+    assert first != second
+    assert first.rsplit("-", 1)[0] == second.rsplit("-", 1)[0]
+    assert [r["run"]["spec"][d] for d in DIGESTS for r in runs[:1]] == [
+        r["run"]["spec"][d] for d in DIGESTS for r in runs[1:]
+    ]
+
+
+def test_a_test_can_fix_run_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The random part is one function: replaced, the same run gets the same name."""
+    from kernelindex_sdk import _names
+
+    monkeypatch.setattr(harness, "datetime", _FrozenClock)
+    monkeypatch.setattr(_names, "unique_suffix", lambda: "fixed")
+    x, y = _xy()
+    names = {bench(lambda: reference.jsd_torch(x, y))["run"]["metadata"]["name"] for _ in "ab"}
+    assert len(names) == 1
+    assert names.pop().endswith("-2026-12-01-12-00-00-123-fixed")
 
 
 # Issue 24 item 5: a noisy run says so, in an annotation no digest covers.

@@ -49,7 +49,8 @@ LAUNCHER = (
     "SLURM_ARRAY_TASK_STEP",
     CPU_WORKERS,
 )
-STAMP = re.compile(r"-\d{4}(-\d\d){5}-\d{3}$")
+# The time a run started and the random suffix that sets apart runs of one millisecond.
+STAMP = re.compile(r"-\d{4}(-\d\d){5}-\d{3}-[0-9a-f]{8}$")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -149,7 +150,11 @@ def test_several_processes_and_no_rank_placeholder_is_a_usage_error(
 @pytest.mark.parametrize(
     ("argv", "env", "expected"),
     [
-        (("--shard", "2/2"), {}, "kernelindex: --shard: expected I/N with 0 <= I < N"),
+        (
+            ("--shard", "2/2"),
+            {},
+            "kernelindex: --shard: expected I/N in ASCII digits with 0 <= I < N",
+        ),
         (("--devices", "cpu,cpu"), {}, "kernelindex: --devices: expected 'all' or comma"),
         (("--devices", "0,1"), {}, "kernelindex: --devices: no GPU is visible, got '0,1'"),
         ((), {"RANK": "1"}, "kernelindex: RANK: RANK is set but WORLD_SIZE is not"),
@@ -197,7 +202,8 @@ def merged(tmp_path: Path, name: str, *inputs: Path) -> list[dict[str, Any]]:
 
 
 def identity(bundles: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """What two runs of the same points share: names (runs: less the time), status, digests."""
+    """What two runs of the same points share: names (runs: less time and suffix), status,
+    digests."""
     rows = []
     for bundle in bundles:
         run, spec = bundle["run"], bundle["run"]["spec"]

@@ -1,16 +1,24 @@
-"""What every subcommand shares: the streams, the exit statuses and argument types."""
+"""What every subcommand shares: the streams, the exit statuses and argument types.
+
+Every numeric option is read by :mod:`kernelindex_sdk._numbers` (ASCII digits, a finite
+range), as the launcher variables are: one reading of numbers for the whole command.
+"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io as _io
 import os
 import sys
+from collections.abc import Callable
 from typing import IO
 
 import attrs
 
-from ..errors import InputError
+from .._numbers import parse_decimal, parse_integer
+from .._schemas import SAFE_INT
+from ..errors import ArgumentError, InputError
 
 __all__ = [
     "EXIT_INVALID",
@@ -18,10 +26,14 @@ __all__ = [
     "EXIT_USAGE",
     "Streams",
     "add_out",
+    "decimal",
     "ints",
     "names",
+    "notice",
+    "percent",
     "reader_gone",
     "silence_stdout",
+    "stdout_fd",
 ]
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -49,11 +61,8 @@ def add_out(parser: argparse.ArgumentParser) -> None:
         "--out",
         default="-",
         metavar="OUT.jsonl",
-        help="JSON Lines file to append to (default: standard output)",
+        help="JSON Lines file (.jsonl) to append to (default: standard output)",
     )
-
-
-_DIGITS = frozenset("0123456789")
 
 
 def _items(text: str, what: str) -> list[str]:
@@ -73,20 +82,69 @@ def names(text: str) -> tuple[str, ...]:
     return tuple(_items(text, "names"))
 
 
-def ints(text: str) -> tuple[int, ...]:
-    """A comma-separated list of integers in ASCII digits: no sign, ``_``, empty item or
-    repeated value (``int()`` alone would take ``1_024`` and other scripts' digits)."""
-    items = _items(text, "integers")
-    bad = [item for item in items if not _DIGITS.issuperset(item)]
-    if bad:
+def _integer_item(item: str) -> int:
+    try:
+        return parse_integer(item, what="item", maximum=SAFE_INT)
+    except ArgumentError:
         raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers (digits 0-9), got {bad[0]!r}"
-        )
-    values = [int(item) for item in items]
+            f"expected comma-separated integers in ASCII digits 0-9 up to {SAFE_INT}, got {item!r}"
+        ) from None
+
+
+def ints(text: str) -> tuple[int, ...]:
+    """A comma-separated list of integers in ASCII digits (up to 2^53 - 1): no sign,
+    ``_``, empty item or repeated value (``int()`` alone would take ``1_024`` and other
+    scripts' digits)."""
+    items = _items(text, "integers")
+    values = [_integer_item(item) for item in items]
     for value in values:
         if values.count(value) > 1:
             raise argparse.ArgumentTypeError(f"{value} is given twice in {text!r}")
     return tuple(values)
+
+
+def decimal(minimum: float, maximum: float | None = None) -> Callable[[str], float]:
+    """An argument type: a finite number from ``minimum`` to ``maximum`` in ASCII digits."""
+
+    def parse(text: str) -> float:
+        try:
+            return parse_decimal(text, what="value", minimum=minimum, maximum=maximum)
+        except ArgumentError as err:
+            raise argparse.ArgumentTypeError(err.reason) from None
+
+    return parse
+
+
+def percent(text: str) -> float:
+    """An argument type: a finite percentage >= 0, such as ``5``, ``2.5`` or ``5%``."""
+    number = text[:-1] if text.endswith("%") else text
+    try:
+        return parse_decimal(number, what="percentage", minimum=0)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            f"expected a percentage >= 0 in ASCII digits such as 5 or 2.5 (finite), got {text!r}"
+        ) from None
+
+
+def notice(io: Streams) -> Callable[[str], None]:
+    """The one way a command says something that is not a problem: one line on stderr."""
+
+    def say(text: str) -> None:
+        print(f"kernelindex: {text}", file=io.stderr)
+
+    return say
+
+
+def stdout_fd(io: Streams) -> list[int]:
+    """Standard output's file descriptor, as a list of outputs (empty when it has none).
+
+    A command that reads files passes it to ``refuse_overwriting_inputs``: standard
+    output redirected onto an input (``>> runs.jsonl``) would destroy it.
+    """
+    try:
+        return [io.stdout.fileno()]
+    except (AttributeError, OSError, ValueError, _io.UnsupportedOperation):
+        return []
 
 
 def reader_gone(err: BaseException) -> bool:

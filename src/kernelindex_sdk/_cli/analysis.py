@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 
-from .. import compare, documents, report
+from .. import _plot, compare, report
+from .._files import check_output_file, refuse_overwriting_inputs
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
+from . import history
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
     Streams,
     add_verify_digests,
+    notice,
+    percent,
     silence_stdout,
+    stdout_fd,
 )
 
 _LEFT_OUT = " (as validate does); a record whose declared digest differs is invalid, left out"
 
 __all__ = ["register"]
-
-
-def _percent(text: str) -> float:
-    try:
-        value = float(text.rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage such as 5, got {text!r}") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text!r}")
-    return value
 
 
 def _write(text: str, io: Streams) -> None:
@@ -43,12 +37,7 @@ def _write(text: str, io: Streams) -> None:
 
 def _load(paths: list[str], io: Streams, verify_digests: bool) -> RunSet:
     """load_runs, with a folder that holds no records said on one line, as validate says it."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", documents.NoRecordsWarning)
-        runs = load_runs(paths, stdin=io.stdin, verify_digests=verify_digests)
-    for warning in caught:
-        print(f"kernelindex: {warning.message}", file=io.stderr)
-    return runs
+    return load_runs(paths, stdin=io.stdin, verify_digests=verify_digests, on_notice=notice(io))
 
 
 def _problems(runs: RunSet, side: str, io: Streams) -> int:
@@ -58,6 +47,10 @@ def _problems(runs: RunSet, side: str, io: Streams) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
+    if history.wants_branch(args):
+        # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
+        return history.compare_with_branch(args, io)
+    refuse_overwriting_inputs(stdout_fd(io), [args.base, args.new])
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)
     invalid = _problems(base, "BASE", io) + _problems(new, "NEW", io)
@@ -70,6 +63,13 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
         base_provider=args.base_provider,
         new_provider=args.new_provider,
     )
+    return _verdict(args, io, result, invalid)
+
+
+def _verdict(
+    args: argparse.Namespace, io: Streams, result: compare.Comparison, invalid: int
+) -> int:
+    """Print the comparison, then the exit status: invalid input, then the gate."""
     _write(compare.render(result, args.format), io)
     status = EXIT_OK
     if invalid:
@@ -91,6 +91,11 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, io: Streams) -> int:
+    plot = [args.plot] if args.plot is not None else []
+    refuse_overwriting_inputs([*plot, *stdout_fd(io)], args.paths)
+    if args.plot is not None:
+        # A picture that cannot be written fails now, before the tables are printed.
+        check_output_file(args.plot, suffixes=_plot.SUFFIXES)
     runs = _load(args.paths, io, args.verify_digests)
     invalid = _problems(runs, "input", io)
     found = report.families(runs, x=args.x)
@@ -122,18 +127,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     cmp.add_argument("base", metavar="BASE", help="file or folder of records ('-': stdin)")
-    cmp.add_argument("new", metavar="NEW", help="file or folder of records ('-': stdin)")
+    cmp.add_argument("new", metavar="NEW", nargs="?", help="file or folder of records ('-': stdin)")
     cmp.add_argument("--format", choices=compare.FORMATS, default="text")
     cmp.add_argument(
         "--threshold",
-        type=_percent,
+        type=percent,
         default=compare.DEFAULT_THRESHOLD * 100,
         metavar="PCT",
         help="smallest change that can be significant, in percent (default: 5)",
     )
     cmp.add_argument(
         "--fail-on-regression",
-        type=_percent,
+        type=percent,
         metavar="PCT",
         help="exit 1 when a significant pair is slower by more than PCT percent",
     )
@@ -150,6 +155,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cmp.add_argument("--base-provider", metavar="NAME", help="keep only BASE runs of this provider")
     cmp.add_argument("--new-provider", metavar="NAME", help="keep only NEW runs of this provider")
     add_verify_digests(cmp, _LEFT_OUT)
+    history.add_compare_options(cmp)
     cmp.set_defaults(run=_cmd_compare)
 
     rep = sub.add_parser(

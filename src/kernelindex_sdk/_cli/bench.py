@@ -11,11 +11,13 @@ from ._common import (
     EXIT_USAGE,
     Streams,
     add_out,
+    decimal,
     ints,
     names,
     reader_gone,
     silence_stdout,
 )
+from .store import add_provenance
 
 __all__ = ["register"]
 
@@ -47,7 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--dtype", type=names, metavar="LIST", help="fp32,bf16,fp16 (default per device)"
     )
     jsd.add_argument("--pass", dest="pass_", choices=("forward",), default="forward")
-    jsd.add_argument("--beta", type=float, default=0.5, help="weight of P in [0, 1] (default 0.5)")
+    jsd.add_argument(
+        "--beta", type=decimal(0, 1), default=0.5, help="weight of P in [0, 1] (default 0.5)"
+    )
     jsd.add_argument(
         "--input-grad",
         choices=("off", "on", "both"),
@@ -91,6 +95,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " CPU-timed runs said so)"
         ),
     )
+    # Provenance: these win over CI's variables and git (kernelindex_sdk.provenance.detect).
+    add_provenance(jsd)
     jsd.set_defaults(run=_cmd_bench_jsd)
 
 
@@ -119,9 +125,16 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         input_grad=args.input_grad,
         timer=args.timer,
     )
+    from ..convert import dump
+    from ..provenance import Provenance, annotate, detect
+
+    # The commit measured: --commit/--branch, else CI's variables, else git here.
+    origin = detect(
+        Provenance(commit=args.commit, branch=args.branch, commit_time=args.commit_time)
+    )
     writer = JSONLinesWriter(part.out, stream=io.stdout)
-    # A missing folder or a full device fails now, not after the whole sweep ran;
-    # nothing is created before the first record.
+    # An empty or non-.jsonl path, a missing folder or a full device fails now, not after
+    # the whole sweep ran; nothing is created before the first record.
     writer.check()
     if part.device.type == "cpu":
         print(
@@ -142,7 +155,9 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
 
         def write(record: RecordBundle) -> None:
             nonlocal failed
-            out.write(record)
+            value = dump(record)
+            annotate(value, origin)
+            out.write(value)
             made.append(record)
             spec = record.run.spec
             failed += spec.status == "failed"

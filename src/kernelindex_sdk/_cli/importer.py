@@ -6,7 +6,18 @@ import argparse
 
 from .._display import display_path, printable
 from ..errors import InputError, KernelIndexError
-from ._common import EXIT_INVALID, EXIT_OK, Streams, add_out, reader_gone, silence_stdout
+from ..provenance import Provenance
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    Streams,
+    add_out,
+    notice,
+    reader_gone,
+    silence_stdout,
+    stdout_fd,
+)
+from .store import add_provenance
 
 __all__ = ["register"]
 
@@ -22,19 +33,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " validated, appended to OUT as JSON Lines record by record. A row that cannot be"
             " converted is reported with its line and reason; the others still convert, and"
             " the exit status is then 1. Rows whose run OUT already holds are skipped and"
-            " counted, so importing a CSV again adds nothing twice. OUT may not be an input."
+            " counted, so importing a CSV again adds nothing twice. OUT (or standard output"
+            " redirected to a file) may not be an input, and must end in .jsonl."
             " When standard output's reader goes away (| head), the import stops and exits"
             " with the verdict of the rows read so far."
         ),
     )
     liger.add_argument("csv", nargs="+", metavar="CSV")
     add_out(liger)
+    add_provenance(liger)
     liger.set_defaults(run=_cmd_import_liger)
 
 
 def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
-    import warnings
-
     from ..importers import liger
 
     rejected = 0
@@ -44,20 +55,26 @@ def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
         rejected += 1
         print(str(error), file=io.stderr)
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", liger.UnknownGpuWarning)
-        try:
-            summary = liger.import_files(args.csv, args.out, stream=io.stdout, on_error=report)
-        except InputError as err:
-            if not reader_gone(err):
-                raise
-            # Standard output's reader went away (| head): the import stops there,
-            # with the verdict of the rows read so far.
-            silence_stdout(io)
-            return EXIT_INVALID if rejected else EXIT_OK
-        finally:
-            for warning in caught:
-                print(f"warning: {warning.message}", file=io.stderr)
+    fd = stdout_fd(io)
+    try:
+        summary = liger.import_files(
+            args.csv,
+            args.out,
+            stream=io.stdout,
+            on_error=report,
+            on_notice=notice(io),
+            stream_fd=fd[0] if fd else None,
+            provenance=Provenance(
+                commit=args.commit, branch=args.branch, commit_time=args.commit_time
+            ),
+        )
+    except InputError as err:
+        if not reader_gone(err):
+            raise
+        # Standard output's reader went away (| head): the import stops there, with
+        # the verdict of the rows read so far.
+        silence_stdout(io)
+        return EXIT_INVALID if rejected else EXIT_OK
     out = printable(display_path(args.out))
     skipped = f"; {summary.skipped} skipped, already in {out}" if summary.skipped else ""
     print(

@@ -6,13 +6,22 @@ import argparse
 
 from .. import merge
 from .._display import display_path, printable
-from ._common import EXIT_OK, Streams, add_verify_digests
+from .._files import refuse_overwriting_inputs
+from ..documents import check_json_lines_target
+from ._common import EXIT_OK, Streams, add_verify_digests, notice, stdout_fd
 
 __all__ = ["register"]
 
 
 def _cmd_merge(args: argparse.Namespace, io: Streams) -> int:
-    merged = merge.merge_paths(args.paths, verify_digests=args.verify_digests, stdin=io.stdin)
+    # OUT may be an input: it is replaced in one rename once every record was read (the
+    # documented in-place rewrite). Standard output cannot be replaced: redirected onto
+    # an input (>> runs.jsonl) it would add the merged records to it.
+    refuse_overwriting_inputs(stdout_fd(io) if args.out == "-" else [], args.paths)
+    check_json_lines_target(args.out)
+    merged = merge.merge_paths(
+        args.paths, verify_digests=args.verify_digests, stdin=io.stdin, on_notice=notice(io)
+    )
     merge.write_records(args.out, merged.records, stream=io.stdout)
     where = "standard output" if args.out == "-" else printable(display_path(args.out))
     print(
@@ -45,7 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default="-",
         metavar="OUT.jsonl",
         help=(
-            "JSON Lines file to write, replaced atomically, through a symlink; a FIFO or"
+            "JSON Lines file (.jsonl) to write, replaced atomically once every input was"
+            " read, so it may be one of the inputs; written through a symlink; a FIFO or"
             " a device such as /dev/null is written as a stream (default: standard output)"
         ),
     )

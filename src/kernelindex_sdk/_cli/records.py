@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import warnings
 from collections.abc import Callable
 
-from .. import documents, validation
+from .. import declared_digests, documents, validation
 from .._display import display_path, json_safe, printable, printable_pointer
+from .._files import refuse_overwriting_inputs
 from .._schemas import (
     SCHEMA_FILES,
     export_schemas,
@@ -16,14 +16,16 @@ from .._schemas import (
     schema_text,
     self_contained_schema,
 )
-from ..errors import InputError, KernelIndexError, SchemaValidationError
+from ..errors import InputError
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
     Streams,
     add_verify_digests,
+    notice,
     silence_stdout,
+    stdout_fd,
 )
 
 __all__ = ["register"]
@@ -81,34 +83,32 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
     tally = _Tally(io)
     render: Callable[[documents.FileProblem], str] = _github if args.format == "github" else str
     found: list[dict[str, object]] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", documents.NoRecordsWarning)
-        results = documents.check_documents(
-            args.paths,
-            verify_digests=args.verify_digests,
-            stdin=io.stdin,
-            on_error=tally.unreadable_input,
-        )
-        try:
-            for result in results:
-                tally.documents += 1
-                tally.valid += result.valid
-                if args.format == "json":
-                    found.extend(p.as_dict() for p in result.problems)
-                else:
-                    for problem in result.problems:
-                        print(render(problem), file=io.stdout)
+    refuse_overwriting_inputs(stdout_fd(io), args.paths)
+    results = documents.check_documents(
+        args.paths,
+        verify_digests=args.verify_digests,
+        stdin=io.stdin,
+        on_error=tally.unreadable_input,
+        on_notice=notice(io),
+    )
+    try:
+        for result in results:
+            tally.documents += 1
+            tally.valid += result.valid
             if args.format == "json":
-                io.stdout.write(_json_text(found))
-            io.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away (| head -1): the verdict so far stands. In text
-            # form a problem was being printed, so it is not a pass; the JSON form is
-            # printed for valid input too ("[]").
-            silence_stdout(io)
-            return tally.status if args.format == "json" else max(tally.status, EXIT_INVALID)
-    for warning in caught:
-        print(f"kernelindex: {warning.message}", file=io.stderr)
+                found.extend(p.as_dict() for p in result.problems)
+            else:
+                for problem in result.problems:
+                    print(render(problem), file=io.stdout)
+        if args.format == "json":
+            io.stdout.write(_json_text(found))
+        io.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (| head -1): the verdict so far stands. In text form a
+        # problem was being printed, so it is not a pass; the JSON form is printed for
+        # valid input too ("[]").
+        silence_stdout(io)
+        return tally.status if args.format == "json" else max(tally.status, EXIT_INVALID)
     if not args.quiet:
         invalid = tally.documents - tally.valid
         print(
@@ -123,13 +123,18 @@ def _comparison(c: validation.DigestComparison) -> tuple[str, str | None]:
         return f"cannot compute: {c.error}", None
     if c.computed is None:
         return "not recomputable: the input lacks the object", None
+    if c.declared is None:
+        return "its own digest (nothing declares it)", c.computed
     return ("ok" if c.matches else "MISMATCH"), c.computed
 
 
-def _digest_entry(
-    document: documents.Document, comparisons: list[validation.DigestComparison]
-) -> dict[str, object]:
-    digests = [
+def _digest_entry(result: declared_digests.DocumentDigests) -> dict[str, object]:
+    document = result.document
+    entry: dict[str, object] = {"source": display_path(document.source), "line": document.line}
+    if result.problems:
+        entry["problems"] = [p.as_dict() for p in result.problems]
+        return entry
+    entry["digests"] = [
         {
             "field": c.field,
             "declared": c.declared,
@@ -137,25 +142,18 @@ def _digest_entry(
             "matches": c.matches,
             "verdict": _comparison(c)[0],
         }
-        for c in comparisons
+        for c in result.comparisons
     ]
-    return {"source": display_path(document.source), "line": document.line, "digests": digests}
+    return entry
 
 
-def _print_digests(where: str, comparisons: list[validation.DigestComparison], io: Streams) -> None:
-    print(where, file=io.stdout)
-    for c in comparisons:
+def _print_digests(result: declared_digests.DocumentDigests, io: Streams) -> None:
+    print(printable(display_path(result.document.label)), file=io.stdout)
+    for c in result.comparisons:
         verdict, computed = _comparison(c)
         print(f"  {c.field}", file=io.stdout)
-        print(f"    declared  {c.declared}", file=io.stdout)
-        print(f"    computed  {computed or '-'}  {verdict}", file=io.stdout)
-
-
-def _digest_error(document: documents.Document, err: KernelIndexError) -> str:
-    """Why a document's digests cannot be compared, placed as validate places problems."""
-    if isinstance(err, SchemaValidationError):
-        return "\n".join(str(documents.FileProblem.in_document(document, p)) for p in err.problems)
-    return f"{printable(display_path(document.label))}: {err}"
+        print(f"    declared  {printable(c.declared) if c.declared else '-'}", file=io.stdout)
+        print(f"    computed  {computed or '-'}  {printable(verdict)}", file=io.stdout)
 
 
 def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
@@ -167,30 +165,21 @@ def _cmd_digest(args: argparse.Namespace, io: Streams) -> int:
         status = EXIT_USAGE
         print(f"kernelindex: {err}", file=io.stderr)
 
+    refuse_overwriting_inputs(stdout_fd(io), args.paths)
+    results = declared_digests.digest_documents(
+        args.paths, stdin=io.stdin, on_error=unreadable, on_notice=notice(io)
+    )
     try:
-        for document in documents.iter_documents([args.path], stdin=io.stdin, on_error=unreadable):
-            where = printable(display_path(document.label))
-            try:
-                comparisons = validation.compare_digests(document.text)
-            except KernelIndexError as err:
-                status = max(status, EXIT_INVALID)
-                if args.format == "json":
-                    entries.append(
-                        {
-                            "source": display_path(document.source),
-                            "line": document.line,
-                            "error": str(err),
-                        }
-                    )
-                else:
-                    print(_digest_error(document, err), file=io.stderr)
-                continue
-            if any(c.matches is False for c in comparisons):
+        for result in results:
+            if not result.ok:
                 status = max(status, EXIT_INVALID)
             if args.format == "json":
-                entries.append(_digest_entry(document, comparisons))
+                entries.append(_digest_entry(result))
+            elif result.problems:
+                for problem in result.problems:
+                    print(problem, file=io.stderr)
             else:
-                _print_digests(where, comparisons, io)
+                _print_digests(result, io)
         if args.format == "json":
             io.stdout.write(_json_text(entries))
         io.stdout.flush()
@@ -208,8 +197,11 @@ def _cmd_schema(args: argparse.Namespace, io: Streams) -> int:
         io.stdout.write(schema_text(self_contained_schema(args.kind)))
     else:
         schemas = load_schemas()
-        for kind, name in SCHEMA_FILES.items():
-            print(f"{kind:22} {name}  {schemas[name]['$id']}", file=io.stdout)
+        rows = [(kind, name, schemas[name]["$id"]) for kind, name in SCHEMA_FILES.items()]
+        kind_width = max(len(kind) for kind, _, _ in rows)
+        name_width = max(len(name) for _, name, _ in rows)
+        for kind, name, uri in rows:
+            print(f"{kind:{kind_width}}  {name:{name_width}}  {uri}", file=io.stdout)
     return EXIT_OK
 
 
@@ -246,14 +238,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     digest = sub.add_parser(
         "digest",
         help="show the digests a run declares beside those computed from its content",
+        description=(
+            "Show, for each record of the given files and folders (read as validate reads"
+            " them; '-' is standard input), the digests it declares beside those computed"
+            " from the objects it carries. A run or a bundle shows its four digests: 'ok'"
+            " when declared and computed agree, MISMATCH when they differ, 'not"
+            " recomputable' when the record lacks the object (a published run may carry"
+            " only the digest). A standalone protocol or environment shows its own digest,"
+            " the value a run's protocolDigest or environmentDigest declares for it. An"
+            " invalid record gets validate's lines (path:line:col: /pointer: message"
+            " [code]) on standard error. Exits 0 when every record is valid and no digest"
+            " differs, 1 otherwise, 2 on usage errors or when an input could not be read"
+            " (the others are still shown)."
+        ),
     )
-    digest.add_argument("path", metavar="PATH")
+    digest.add_argument("paths", nargs="+", metavar="PATH")
     digest.add_argument(
         "--format",
         choices=("text", "json"),
         default="text",
         help="text, or json: a list of {source, line, digests: [{field, declared, computed,"
-        " matches, verdict}]} or {source, line, error}",
+        " matches, verdict}]}, or {source, line, problems: [...]} (as validate --format"
+        " json prints them) for an invalid record",
     )
     digest.set_defaults(run=_cmd_digest)
 
@@ -261,10 +267,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "schema",
         help="print or write the packaged JSON Schemas",
         description=(
-            "Without arguments, list the schemas. With KIND, print its schema with every"
-            " schema it refers to embedded (one file that works offline). With --out DIR,"
-            " write the files KIND needs (all without KIND) into DIR; DIR/bundle.json is"
-            " always self-contained."
+            "Without arguments, list the schemas: kind, file and $id. With KIND, print its"
+            " schema file, which embeds every schema it refers to (one file that works"
+            " offline). With --out DIR, write KIND's file and those it refers to (every"
+            " file without KIND) into DIR, as packaged: each of them is self-contained."
         ),
     )
     schema.add_argument("kind", nargs="?", choices=sorted(SCHEMA_FILES), metavar="KIND")

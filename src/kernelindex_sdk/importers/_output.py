@@ -33,16 +33,18 @@ def _stat(path: str) -> os.stat_result:
 
 
 def check_inputs(sources: Sequence[str], out: str) -> list[str]:
-    """Check that every input can be read and that ``out`` is none of them.
+    """Check that every input can be read and that ``out`` is no directory.
+
+    Whether ``out`` is one of the inputs is for
+    :func:`kernelindex_sdk._files.refuse_overwriting_inputs`, called first.
 
     Returns:
         The inputs in order, each file once: a path given twice, or two paths (links)
         to one file, is one input.
 
     Raises:
-        InputError: for a missing, unreadable or directory input, for an output that is
-            a directory, and for an output that is the same file as an input (by device
-            and inode, so links count too).
+        InputError: for a missing, unreadable or directory input, and for an output
+            that is a directory.
     """
     identities: dict[tuple[int, int], str] = {}
     for source in sources:
@@ -55,15 +57,10 @@ def check_inputs(sources: Sequence[str], out: str) -> list[str]:
     if out != STDIN:
         try:
             target = os.stat(out)
-        except OSError:
-            return list(identities.values())  # not there yet: it cannot be an input
+        except (OSError, ValueError):
+            return list(identities.values())  # not there yet: the writer checks the rest
         if stat.S_ISDIR(target.st_mode):
             raise InputError(source=out, reason="is a directory, expected a JSON Lines file")
-        same = identities.get((target.st_dev, target.st_ino))
-        if same is not None:
-            raise InputError(
-                source=out, reason=f"the output is the input {same!r}; refusing to write onto it"
-            )
     return list(identities.values())
 
 

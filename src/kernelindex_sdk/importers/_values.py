@@ -16,6 +16,7 @@ import re
 from typing import Any, Final
 
 from .._messages import short_repr
+from .._numbers import DECIMAL
 from .._schemas import SAFE_INT
 
 __all__ = [
@@ -31,7 +32,8 @@ __all__ = [
 PARAMETER_NAME: Final = re.compile(r"[A-Za-z0-9_][-A-Za-z0-9_./]*\Z")
 _MAX_PARAMETER_NAME: Final = 253
 _MAX_STRING: Final = 4096
-_NUMBER: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# The one grammar of a written number (command-line options use it too).
+_NUMBER: Final = DECIMAL
 _INTEGER: Final = re.compile(r"[+-]?[0-9]+\Z")
 # More digits than any safe integer has: refuse before int() does the work.
 _MAX_DIGITS: Final = 16

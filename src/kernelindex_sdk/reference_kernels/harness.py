@@ -518,7 +518,8 @@ def _bundle(
     parts = ["kernelindex", workload["operation"], workload["pass"], provider, device_part]
     parts += [slug or _default_slug(workload["parameters"]), stamp]
     run_meta: dict[str, Any] = {
-        "name": _names.name(*parts),
+        # Unique across processes and hosts, not only to the millisecond of the stamp.
+        "name": _names.name(*parts, suffix=_names.unique_suffix()),
         "title": title or f"{workload['operation']} · {provider} · {workload['pass']}",
         "annotations": notes,
     }

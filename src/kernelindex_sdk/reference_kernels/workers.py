@@ -27,6 +27,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
+from .._numbers import parse_integer
 from ..convert import dumps, load_record
 from ..errors import ArgumentError, KernelIndexError, LaunchError
 from ..sharding import partition
@@ -83,13 +84,18 @@ def parse_devices(text: str, available: int) -> list[int]:
     """
     if available < 1:
         raise LaunchError(setting="--devices", reason=f"no GPU is visible, got {text!r}")
-    if text.strip() == "all":
+    if text.strip(" ") == "all":
         return list(range(available))
     try:
-        indices = [int(part) for part in text.split(",")]
-    except ValueError:
+        # One reading of numbers everywhere: ASCII digits, no '_' or sign; ASCII spaces
+        # around the commas, as every list option takes them.
+        indices = [
+            parse_integer(part.strip(" "), what="--devices", maximum=available - 1)
+            for part in text.split(",")
+        ]
+    except ArgumentError:
         indices = []
-    if not indices or any(not 0 <= i < available for i in indices):
+    if not indices:
         raise LaunchError(
             setting="--devices",
             reason=(

@@ -14,22 +14,24 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from ...convert import load_record
+from ..._files import refuse_overwriting_inputs
+from ...convert import dump, load_record
+from ...documents import STDIN, JSONLinesWriter
 from ...errors import KernelIndexError, SchemaValidationError, UnsupportedSourceError
 from ...models import RecordBundle
+from ...provenance import Provenance, annotate
 from ...validation import validate
 from .. import _output
 from .._csvfile import BadRecord, CsvFile
 from .._namespace import Namespace
 from .._output import ImportSummary
-from ._bundles import Converter, UnknownGpuWarning
+from ._bundles import Converter
 from ._rows import Row
 from ._tables import COLUMNS
 
 __all__ = [
     "COLUMNS",
     "ImportSummary",
-    "UnknownGpuWarning",
     "import_files",
     "read",
     "read_files",
@@ -49,9 +51,12 @@ def _convert(converter: Converter, fields: dict[str, str], where: str) -> dict[s
 
 OnError = Callable[[UnsupportedSourceError], None]
 OnSkip = Callable[[str, int], None]
+OnNotice = Callable[[str], None]
 
 
-def read(path: str | Path, *, on_error: OnError | None = None) -> Iterator[RecordBundle]:
+def read(
+    path: str | Path, *, on_error: OnError | None = None, on_notice: OnNotice | None = None
+) -> Iterator[RecordBundle]:
     """Yield one validated bundle per row of a Liger-Kernel benchmark CSV.
 
     Args:
@@ -59,13 +64,15 @@ def read(path: str | Path, *, on_error: OnError | None = None) -> Iterator[Recor
         on_error: Called with each row that cannot be converted (its first line and the
             reason), and with a file that cannot be read as a Liger CSV, after which
             reading goes on; without it, the first such row or file raises.
+        on_notice: Called with one line per GPU name the architecture table does not
+            know (such rows import without an architecture); by default nothing is said.
 
     Raises:
         InputError: when the file cannot be opened or read.
         UnsupportedSourceError: for a file without Liger's columns, or (without
             ``on_error``) a row that cannot be converted.
     """
-    return read_files([path], on_error=on_error)
+    return read_files([path], on_error=on_error, on_notice=on_notice)
 
 
 def read_files(
@@ -74,6 +81,7 @@ def read_files(
     on_error: OnError | None = None,
     existing: Iterable[Any] = (),
     on_skip: OnSkip | None = None,
+    on_notice: OnNotice | None = None,
 ) -> Iterator[RecordBundle]:
     """Like :func:`read` over several CSVs forming one input: run names stay unique across them.
 
@@ -84,8 +92,9 @@ def read_files(
             as JSON values or models): their names are taken, and a row whose run spec
             equals that of one of their runs is skipped, once per such run.
         on_skip: Called with the file and first line of each row skipped as already there.
+        on_notice: As for :func:`read`.
     """
-    converter = Converter(namespace=Namespace.of(existing))
+    converter = Converter(namespace=Namespace.of(existing), on_notice=on_notice)
     for path in paths:
         yield from _read_one(str(path), converter, on_error, on_skip)
 
@@ -127,29 +136,48 @@ def import_files(
     *,
     stream: IO[str] | None = None,
     on_error: OnError | None = None,
+    on_notice: OnNotice | None = None,
+    stream_fd: int | None = None,
+    provenance: Provenance | None = None,
 ) -> ImportSummary:
     """Import Liger-Kernel CSVs into a JSON Lines file, appending record by record.
 
-    Every input is checked before the output is touched (a file named twice is read
-    once), and the output is created only when the first record is written. An output
-    that already holds records is extended: its names stay taken, and rows whose run it
-    already holds are skipped (counted in the summary), so importing the same CSV twice
-    writes each record once.
+    Every input and the output are checked before anything is read or written: the
+    output may not be one of the inputs (by device and inode: a symlink or a hard link
+    counts), and must be a ``.jsonl`` file (or ``-``) that can be written (a file named
+    twice is read once). The output is created only when the first record is written. An
+    output that already holds records is extended: its names stay taken, and rows whose
+    run it already holds are skipped (counted in the summary), so importing the same CSV
+    twice writes each record once.
 
     Args:
         paths: The CSV files.
         out: The JSON Lines file to append to; ``-`` writes to ``stream``.
         stream: Where ``-`` writes (standard output by default).
         on_error: Called with each row or file that cannot be converted.
+        on_notice: Called with one line per GPU name the architecture table does not know.
+        stream_fd: The file descriptor behind ``stream`` when it has one: a stream that
+            is one of the inputs (``>> input.csv``) is refused too.
+        provenance: The commit, branch and commit time of the CSV's version, written to
+            each run as its ``kernelindex.dev/...`` annotations (see
+            :mod:`kernelindex_sdk.provenance`).
 
     Returns:
         How many rows were imported, rejected and skipped.
 
     Raises:
-        InputError: when an input cannot be opened or read, when ``out`` is one of the
-            inputs or a directory, or when ``out`` cannot be read or written.
+        OutputIsInputError: when ``out`` (or ``stream_fd``) is one of the inputs.
+        InputError: when an input cannot be opened or read, or when ``out`` is a
+            directory, does not end in ``.jsonl``, or cannot be read or written.
     """
-    sources = _output.check_inputs([str(p) for p in paths], str(out))
+    target = str(out)
+    sources = [str(p) for p in paths]
+    outputs: list[str | int] = [target] if target != STDIN else []
+    if target == STDIN and stream_fd is not None:
+        outputs.append(stream_fd)
+    refuse_overwriting_inputs(outputs, sources)
+    sources = _output.check_inputs(sources, target)
+    JSONLinesWriter(target, stream=stream).check()
     rejected = skipped = 0
 
     def report(error: UnsupportedSourceError) -> None:
@@ -162,8 +190,15 @@ def import_files(
         nonlocal skipped
         skipped += 1
 
-    existing = _output.existing_records(str(out))
-    with _output.LazyWriter(str(out), stream=stream) as writer:
-        for bundle in read_files(sources, on_error=report, existing=existing, on_skip=skip):
-            writer.write(bundle)
+    existing = _output.existing_records(target)
+    with _output.LazyWriter(target, stream=stream) as writer:
+        for bundle in read_files(
+            sources, on_error=report, existing=existing, on_skip=skip, on_notice=on_notice
+        ):
+            if provenance:
+                value = dump(bundle)
+                annotate(value, provenance)
+                writer.write(value)
+            else:
+                writer.write(bundle)
     return ImportSummary(imported=writer.count, rejected=rejected, skipped=skipped)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-import warnings
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -26,11 +26,7 @@ from ._tables import (
     SUPERSEDES,
 )
 
-__all__ = ["Converter", "UnknownGpuWarning"]
-
-
-class UnknownGpuWarning(UserWarning):
-    """A GPU name the architecture table does not know; the row imports without one."""
+__all__ = ["Converter"]
 
 
 def _name_slug(key: str) -> str:
@@ -59,9 +55,14 @@ _SAFE_NS: Final = float(SAFE_INT)
 
 @attrs.define
 class Converter:
-    """Turns rows into bundles; shared documents and used names live here."""
+    """Turns rows into bundles; shared documents and used names live here.
+
+    ``on_notice`` hears, once per GPU, of a GPU name the architecture table does not
+    know (the row imports without an architecture).
+    """
 
     namespace: Namespace = attrs.field(factory=Namespace)
+    on_notice: Callable[[str], None] | None = None
     protocols: dict[tuple[str, str], tuple[dict[str, Any], str]] = attrs.field(factory=dict)
     environments: dict[str, tuple[dict[str, Any], str]] = attrs.field(factory=dict)
 
@@ -114,11 +115,10 @@ class Converter:
                 "product": gpu,
             }
             if info is None or info.architecture is None:
-                warnings.warn(
-                    f"{where}: unknown GPU {short_repr(gpu)}: imported without architecture",
-                    UnknownGpuWarning,
-                    stacklevel=2,
-                )
+                if self.on_notice is not None:
+                    self.on_notice(
+                        f"{where}: unknown GPU {short_repr(gpu)}: imported without architecture"
+                    )
             else:
                 hardware["architecture"] = info.architecture
             spec = {"hardware": hardware, "software": {}}

@@ -119,13 +119,22 @@ class Row:
     def parameters(self) -> dict[str, Any]:
         """What was computed: the x value, every config entry, and the dtype.
 
+        A config entry named like the x value holds that value or null ("see x"); the
+        x value stands for both.
+
         Raises:
-            ValueError: for a value no parameter can hold, or a config entry named like
-                the x value but with another value (one of the two would be lost).
+            ValueError: for a value no parameter can hold (null included, except for the
+                entry named like the x value), or a config entry named like the x value
+                but with another value (one of the two would be lost).
         """
         x_value = _dtype(check_parameter(self.x_name, self.x_value, "x_value"))
         parameters: dict[str, Any] = {self.x_name: x_value}
         for key, value in self.config.items():
+            if key == self.x_name and value is None:
+                # The swept dimension written as null means "see x" (Liger's fused_moe
+                # rows: x_name T, config {"sweep_dim": "T", "T": null, ...}). Any other
+                # null is refused below, as every parameter that is not a scalar.
+                continue
             checked = _dtype(check_parameter(key, value, "extra_benchmark_config_str"))
             if key == self.x_name:
                 if checked != x_value or type(checked) is not type(x_value):

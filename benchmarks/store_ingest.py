@@ -1,0 +1,172 @@
+"""Ingest throughput: validated records per second into SQLite and PostgreSQL, side by side.
+
+Three kinds of record, 20,000 of each in one JSON Lines file (copies of real records,
+renamed so that every run is new):
+- Liger bundles: `kernelindex import liger` of the fixture CSV subset;
+- harness bundles: the H200 JSD sweep fixture (`kernelindex bench` output, every
+  digested object carried);
+- the published example bundle (a run carrying only the digests of its workload and
+  implementation).
+
+For each: validation alone (`documents.check_documents`, what ingest must do at least),
+then a fresh SQLite file, then a fresh PostgreSQL schema (a server this script starts, as
+the tests do), each ingested once with every record new and once more with every record
+already stored. Goals (issue 22): 20,000 validated records/s into SQLite, 10,000/s into
+PostgreSQL, on one core; run it pinned, the server included:
+
+    taskset -c 1 python benchmarks/store_ingest.py [--out benchmarks/results/store_ingest.json]
+
+Figures are the best of ``--repeat`` runs, by wall clock and by this process's CPU time
+(the steadier figure on a shared machine; the PostgreSQL server's own CPU is not in it,
+its wall clock is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kernelindex_sdk import dumps
+from kernelindex_sdk.documents import check_documents
+from kernelindex_sdk.importers import liger
+from kernelindex_sdk.store import open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+sys.path.insert(0, str(ROOT / "tests" / "store"))
+from _postgres_server import Server, find_bindir  # noqa: E402
+
+GOALS = {"sqlite_records_per_second": 20_000, "postgresql_records_per_second": 10_000}
+
+
+def _bundles(kind: str, work: Path) -> list[dict[str, Any]]:
+    if kind == "liger":
+        out = work / "liger-import.jsonl"
+        liger.import_files([FIXTURES / "liger" / "all_benchmark_data.subset.csv"], out)
+        text = out.read_text(encoding="utf-8")
+    elif kind == "harness":
+        text = (FIXTURES / "h200-jsd-sweep.jsonl").read_text(encoding="utf-8")
+    else:
+        return [json.loads((FIXTURES / "liger-jsd-forward-torch-b200.json").read_text("utf-8"))]
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def make_file(kind: str, count: int, work: Path) -> Path:
+    """``count`` renamed copies of the kind's records, as published JSON Lines."""
+    base = _bundles(kind, work)
+    path = work / f"{kind}.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(count):
+            doc = json.loads(json.dumps(base[i % len(base)]))
+            doc["run"]["metadata"]["name"] += f"-copy{i}"
+            out.write(dumps(doc, indent=None) + "\n")
+    return path
+
+
+def timed(fn: Callable[[], int]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and the count ``fn`` returns."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    count = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, count
+
+
+def best(runs: list[tuple[float, float, int]]) -> dict[str, Any]:
+    wall = min(r[0] for r in runs)
+    cpu = min(r[1] for r in runs)
+    count = runs[0][2]
+    return {
+        "records": count,
+        "records_per_second": round(count / wall),
+        "cpu_records_per_second": round(count / cpu),
+    }
+
+
+def measure(kind: str, path: Path, server: Server | None, repeat: int, work: Path) -> list[dict]:
+    rows = []
+
+    def validate() -> int:
+        return sum(1 for result in check_documents([path]) if result.valid)
+
+    rows.append(
+        {"kind": kind, "what": "validation only", **best([timed(validate) for _ in range(repeat)])}
+    )
+    targets: list[tuple[str, Callable[[int], str]]] = [
+        ("sqlite", lambda n: f"sqlite:///{work / f'{kind}-{n}.sqlite3'}"),
+    ]
+    if server is not None:
+        targets.append(("postgresql", lambda n: server.new_database()))
+    for dialect, url_of in targets:
+        fresh, again = [], []
+        for n in range(repeat):
+            url = url_of(n)
+            with open_store(url) as store:
+                fresh.append(timed(lambda s=store: s.ingest([path]).added))
+                again.append(timed(lambda s=store: s.ingest([path]).identical))
+        rows.append({"kind": kind, "what": f"ingest into {dialect}, all new", **best(fresh)})
+        rows.append({"kind": kind, "what": f"ingest into {dialect}, all stored", **best(again)})
+    return rows
+
+
+def verdicts(rows: list[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+    """Per store and kind of record: whether ingesting new records met the goal, by this
+    process's CPU time (for PostgreSQL the client's alone: the server's is not in it)."""
+    found: dict[str, dict[str, bool]] = {}
+    for row in rows:
+        for dialect in ("sqlite", "postgresql"):
+            if row["what"] == f"ingest into {dialect}, all new":
+                goal = GOALS[f"{dialect}_records_per_second"]
+                found.setdefault(dialect, {})[row["kind"]] = row["cpu_records_per_second"] >= goal
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--count", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--kinds", default="liger,harness,example")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    work = Path(tempfile.mkdtemp(prefix="store-ingest-"))
+    bindir = find_bindir()
+    server = Server(bindir) if bindir is not None else None
+    rows: list[dict] = []
+    try:
+        for kind in args.kinds.split(","):
+            path = make_file(kind, args.count, work)
+            for row in measure(kind, path, server, args.repeat, work):
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    result = {
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "cores_used": len(os.sched_getaffinity(0)),
+        # The machine is shared: wall figures shrink with its load (2 cores here).
+        "load_average_before_after": [round(load_before[0], 1), round(os.getloadavg()[0], 1)],
+        "goals": GOALS,
+        "goals_met_by_cpu_time": verdicts(rows),
+        "command": "taskset -c 1 python benchmarks/store_ingest.py",
+        "rows": rows,
+    }
+    text = json.dumps(result, indent=2) + "\n"
+    if args.out is None:
+        print(text, end="")
+    else:
+        args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

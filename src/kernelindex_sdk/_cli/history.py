@@ -1,0 +1,135 @@
+"""``kernelindex history`` and ``compare --history``: a store's series, change points, PR check."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .._files import refuse_overwriting_inputs
+from ..store import open_store
+from ..store.branch_compare import compare_to_branch
+from ..store.history import FORMATS, history, render_history
+from . import analysis
+from ._common import EXIT_OK, EXIT_USAGE, Streams, stdout_fd
+from .store import add_db, add_filters, filters_of
+
+__all__ = ["compare_with_branch", "register"]
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def window(text: str) -> int:
+    """``--window N``: a positive integer."""
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
+    filters: dict[str, Any] = filters_of(args)
+    with open_store(args.db, create=False) as store:
+        found = history(store.rows(**filters), spec=store.spec)
+    if args.changed:
+        found = [h for h in found if h.changes]
+    analysis._write(render_history(found, args.format, points=args.points), io)
+    return EXIT_OK
+
+
+#: compare's options that choose the base's runs, which --history chooses itself.
+_BASE_OPTIONS = (
+    ("across_environments", "--across-environments"),
+    ("across_protocols", "--across-protocols"),
+    ("base_provider", "--base-provider"),
+    ("new_provider", "--new-provider"),
+)
+
+
+def wants_branch(args: argparse.Namespace) -> bool:
+    """Whether ``compare`` was called as the PR check (or with its options only)."""
+    return args.history is not None or args.new is None or args.window != 1 or args.db is not None
+
+
+def _usage(io: Streams, message: str) -> int:
+    print(f"kernelindex compare: {message} (see 'kernelindex compare --help')", file=io.stderr)
+    return EXIT_USAGE
+
+
+def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
+    """``compare --history BRANCH NEW``: NEW against BRANCH's series in the store."""
+    if args.history is None:
+        if args.new is None:
+            return _usage(io, "expected BASE and NEW, or --history BRANCH and NEW")
+        return _usage(io, "--window and --db need --history BRANCH")
+    if args.new is not None:
+        return _usage(io, f"--history takes one input, NEW; got {args.base!r} and {args.new!r}")
+    for dest, flag in _BASE_OPTIONS:
+        if getattr(args, dest):
+            return _usage(io, f"{flag} cannot be used with --history (the series choose the base)")
+    refuse_overwriting_inputs(stdout_fd(io), [args.base])
+    new = analysis._load([args.base], io, args.verify_digests)
+    invalid = analysis._problems(new, "NEW", io)
+    with open_store(args.db, create=False) as store:
+        result = compare_to_branch(
+            store.rows(branch=args.history),
+            new,
+            window=args.window,
+            spec=store.spec,
+            branch=args.history,
+            threshold=args.threshold / 100,
+        )
+    return analysis._verdict(args, io, result, invalid)
+
+
+def add_compare_options(parser: argparse.ArgumentParser) -> None:
+    """``compare``'s ``--history BRANCH``, ``--db`` and ``--window``."""
+    parser.add_argument(
+        "--history",
+        metavar="BRANCH",
+        help=(
+            "compare NEW (the only input then) with the latest point of each of its series"
+            " on BRANCH in the store"
+        ),
+    )
+    parser.add_argument(
+        "--window",
+        type=window,
+        default=1,
+        metavar="N",
+        help="with --history: the median of each series' last N points (default: 1)",
+    )
+    add_db(parser)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    hist = sub.add_parser(
+        "history",
+        help="each series' points and change points, with their causes",
+        description=(
+            "Group the store's runs into series (workload, provider and entry point,"
+            " protocol, GPU), ordered by commit time, and find each one's change points:"
+            " binary segmentation with a Student t test (p < 0.001, Bonferroni over the"
+            " splits), each step with its cause (implementation, environment, labels or"
+            " unexplained). Series shorter than 6 points are judged step by step with"
+            " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
+            " 2 when the store cannot be opened, or on usage errors."
+        ),
+    )
+    add_filters(hist)
+    add_db(hist)
+    hist.add_argument("--format", choices=FORMATS, default="text")
+    hist.add_argument(
+        "--points",
+        type=_count,
+        default=10,
+        metavar="N",
+        help="text and markdown: the latest N points of each series (0: all; default 10)",
+    )
+    hist.add_argument(
+        "--changed", action="store_true", help="only the series that have change points"
+    )
+    hist.set_defaults(run=_cmd_history)

@@ -1,0 +1,275 @@
+"""One interface over SQLite (standard library) and PostgreSQL (psycopg 3, ``[postgres]``).
+
+SQL is written once with ``?`` placeholders; the PostgreSQL connection turns them into
+psycopg's ``%s``. What differs between the two is here: how a write transaction starts,
+how many rows go in at once, and how JSON columns come back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+from ..errors import StoreError, StoreLayoutError
+from . import _layout
+from ._url import MEMORY, StoreURL
+
+__all__ = ["Backend", "SQLiteBackend", "connect"]
+
+# How long a SQLite writer waits for another one to finish before giving up.
+_SQLITE_BUSY_MS: Final = 60_000
+# SQLite limits a statement's parameters (32,766 since 3.32): look rows up in chunks.
+_CHUNK: Final = 500
+
+
+class Backend:
+    """A connection to one store; subclasses implement the dialect's parts."""
+
+    dialect: str = ""
+
+    def __init__(self, url: StoreURL) -> None:
+        self.url = url
+
+    # Subclasses implement these.
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one statement; return its rows (empty for a statement without)."""
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters."""
+        raise NotImplementedError
+
+    def transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A write transaction: committed when the block ends, rolled back on an error."""
+        raise NotImplementedError
+
+    def insert_new(
+        self,
+        table: str,
+        key: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        *,
+        numbered: bool = False,
+    ) -> set[str]:
+        """Insert the rows whose ``key`` (their first column) the table lacks.
+
+        Two writers of overlapping rows never deadlock: in PostgreSQL rows go in in the
+        order of their key; SQLite has one writer at a time.
+
+        Args:
+            table: The table.
+            key: Its unique column, the rows' first.
+            columns: The columns the rows give, in order.
+            rows: The rows, in the order of arrival.
+            numbered: The table has a ``seq`` column: number the rows in their order.
+
+        Returns:
+            The keys inserted (a key another writer inserted first is not among them).
+        """
+        raise NotImplementedError
+
+    def json_value(self, stored: Any) -> Any:
+        """A JSON column's value as Python (SQLite gives text, psycopg parsed jsonb)."""
+        return json.loads(stored) if isinstance(stored, str) else stored
+
+    def close(self) -> None:
+        """Close the connection."""
+        raise NotImplementedError
+
+    def fetch(
+        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
+    ) -> dict[str, tuple[Any, ...]]:
+        """The ``columns`` of the rows whose ``key`` is one of ``keys``."""
+        found: dict[str, tuple[Any, ...]] = {}
+        wanted = ", ".join((key, *columns))
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.execute(
+                f"SELECT {wanted} FROM {table} WHERE {key} IN ({marks})",  # noqa: S608
+                chunk,
+            ):
+                found[row[0]] = tuple(row[1:])
+        return found
+
+    def ensure_layout(self, *, create: bool) -> None:
+        """Create the tables of an empty store, migrate an older one, refuse a newer one.
+
+        Raises:
+            StoreLayoutError: for a newer layout, a database whose tables are not a
+                store's, or an empty one when ``create`` is false.
+        """
+        with self.transaction():
+            self._lock_layout()
+            present = self._tables()
+            if "kernelindex_layout" not in present:
+                ours = sorted(present & set(_layout.TABLES))
+                if ours:
+                    raise StoreLayoutError(
+                        source=self.url.shown,
+                        reason=(
+                            f"holds tables {', '.join(ours)} but no kernelindex_layout:"
+                            " not a kernelindex store"
+                        ),
+                    )
+                if not create:
+                    raise StoreLayoutError(
+                        source=self.url.shown, reason="no kernelindex store here"
+                    )
+                for statement in _layout.create_statements(self.dialect):
+                    self.execute(statement)
+                self.execute(
+                    "INSERT INTO kernelindex_layout (key, value) VALUES (?, ?)",
+                    ("layout_version", str(_layout.LAYOUT_VERSION)),
+                )
+                return
+            rows = self.execute("SELECT value FROM kernelindex_layout WHERE key = 'layout_version'")
+            found = rows[0][0] if rows else None
+            if found is None or not str(found).isdigit():
+                raise StoreLayoutError(
+                    source=self.url.shown, reason=f"unreadable layout version {found!r}"
+                )
+            version = int(found)
+            if version > _layout.LAYOUT_VERSION:
+                raise StoreLayoutError(
+                    source=self.url.shown,
+                    reason=(
+                        f"store layout version {version} is newer than this kernelindex-sdk"
+                        f" reads ({_layout.LAYOUT_VERSION}); upgrade kernelindex-sdk"
+                    ),
+                )
+            if version < _layout.LAYOUT_VERSION:
+                try:
+                    steps = _layout.migrations(version)
+                except KeyError:
+                    raise StoreLayoutError(
+                        source=self.url.shown,
+                        reason=f"store layout version {version} cannot be migrated",
+                    ) from None
+                for step in steps:
+                    step(self.execute)
+                self.execute(
+                    "UPDATE kernelindex_layout SET value = ? WHERE key = 'layout_version'",
+                    (str(_layout.LAYOUT_VERSION),),
+                )
+
+    def _lock_layout(self) -> None:
+        """Keep concurrent openers from creating the tables twice (the transaction's lock)."""
+
+    def _tables(self) -> set[str]:
+        raise NotImplementedError
+
+
+class SQLiteBackend(Backend):
+    """A SQLite file (or ``:memory:``) through the standard library's sqlite3."""
+
+    dialect = "sqlite"
+
+    def __init__(self, url: StoreURL, *, create: bool) -> None:
+        super().__init__(url)
+        path = url.target
+        if path != MEMORY and not create and not os.path.exists(path):
+            raise StoreLayoutError(source=url.shown, reason="no kernelindex store here")
+        try:
+            self._db = sqlite3.connect(
+                path, isolation_level=None, timeout=_SQLITE_BUSY_MS / 1000, check_same_thread=False
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_MS}")
+            if path != MEMORY:
+                # Readers never wait for a writer, and a commit costs one sync.
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.Error as err:
+            raise StoreError(source=url.shown, reason=_sqlite_reason(err)) from err
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self._db.execute(sql, params).fetchall()
+        except sqlite3.Error as err:
+            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        try:
+            self._db.executemany(sql, rows)
+        except sqlite3.Error as err:
+            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        # IMMEDIATE takes the write lock at once: what a file's ingest reads stays true
+        # until it commits.
+        self.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+            raise
+        self.execute("COMMIT")
+
+    def insert_new(
+        self,
+        table: str,
+        key: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        *,
+        numbered: bool = False,
+    ) -> set[str]:
+        if not rows:
+            return set()
+        # The write lock is held, so the rows with a rowid past the largest before the
+        # insert are this one's. Rows go in in their order, which the rowid (seq) keeps.
+        ((before,),) = self.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}")  # noqa: S608
+        marks = ", ".join("?" * len(columns))
+        try:
+            cursor = self._db.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+                f" ON CONFLICT ({key}) DO NOTHING",
+                rows,
+            )
+        except sqlite3.Error as err:
+            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+        if cursor.rowcount == len(rows):
+            return {row[0] for row in rows}
+        found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
+        return {row[0] for row in found}
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _tables(self) -> set[str]:
+        return {row[0] for row in self.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _sqlite_reason(err: sqlite3.Error) -> str:
+    return f"sqlite: {err}"
+
+
+def connect(url: StoreURL, *, create: bool) -> Backend:
+    """Open the store ``url`` names and make sure its layout is current.
+
+    Raises:
+        StoreError: when it cannot be opened.
+        StoreLayoutError: when its layout cannot be used.
+        MissingDependencyError: for PostgreSQL without psycopg installed.
+    """
+    backend: Backend
+    if url.dialect == "postgresql":
+        # psycopg is imported only for a PostgreSQL store (the [postgres] extra).
+        from ._postgres import PostgresBackend  # noqa: PLC0415
+
+        backend = PostgresBackend(url)
+    else:
+        backend = SQLiteBackend(url, create=create)
+    try:
+        backend.ensure_layout(create=create)
+    except BaseException:
+        backend.close()
+        raise
+    return backend

@@ -1,0 +1,210 @@
+"""What a stored record gives each table: its run's columns and its digested objects.
+
+Works on a validated record's JSON value (a bundle, a run, a protocol or an
+environment); nothing here re-validates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+import attrs
+
+from .. import provenance
+from .._semantic import _UNITS
+from ..digest import environment_digest, protocol_digest
+
+__all__ = [
+    "ObjectRow",
+    "canonical",
+    "has_bool_or_unit",
+    "json_equal",
+    "object_row",
+    "object_specs",
+    "objects_of",
+    "run_columns",
+    "run_of",
+]
+
+# Nanoseconds per time unit (the semantic checks' table).
+_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
+
+
+_CANONICAL: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), sort_keys=True
+).encode
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def canonical(value: Any) -> str:
+    """A JSON text that is equal for equal JSON values (sorted keys, no spaces)."""
+    return _CANONICAL(value)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal as JSON: numbers by value (``1`` and ``1.0``, or
+    a float PostgreSQL's jsonb gives back as an integer), never ``true`` for ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b) if isinstance(a, float) or isinstance(b, float) else a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def has_bool_or_unit(value: Any) -> bool:
+    """Whether a JSON value holds a boolean, or a number equal to 0 or 1: where Python's
+    ``==`` (``True == 1``) is not JSON's equality."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, bool) or (isinstance(node, (int, float)) and node in (0, 1)):
+            return True
+    return False
+
+
+@attrs.frozen
+class ObjectRow:
+    """A digested object: its table's kind, digest, spec and the columns taken from it."""
+
+    kind: str
+    digest: str
+    spec: Any
+    extra: tuple[Any, ...]
+
+    @property
+    def spec_text(self) -> str:
+        """The spec as stored (canonical JSON text)."""
+        return canonical(self.spec)
+
+
+def run_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The run of a bundle or a run record; None for a protocol or environment."""
+    if "run" in record:
+        run: dict[str, Any] = record["run"]
+        return run
+    return record if record.get("kind") == "BenchmarkRun" else None
+
+
+def _extra(kind: str, spec: dict[str, Any], name: str | None) -> tuple[Any, ...]:
+    if kind == "workload":
+        return (spec.get("operation"), spec.get("pass"))
+    if kind == "implementation":
+        return (spec.get("provider"), spec.get("entryPoint"))
+    if kind == "protocol":
+        return (name,)
+    hardware = spec.get("hardware")
+    return (name, hardware.get("product") if isinstance(hardware, dict) else None)
+
+
+def object_specs(record: dict[str, Any]) -> Iterator[tuple[str, str, Any, str | None]]:
+    """``(kind, digest, spec, name)`` of each digested object a record carries.
+
+    A run's workload and implementation, and a bundle's protocol and environment, go by
+    the digests the run declares (``name`` is the document's, None for the run's own
+    objects). A protocol or environment document on its own goes by the digest of its
+    spec, computed.
+    """
+    run = run_of(record)
+    if run is None:
+        kind = "protocol" if record["kind"] == "BenchmarkProtocol" else "environment"
+        spec = record["spec"]
+        digest = protocol_digest(spec) if kind == "protocol" else environment_digest(spec)
+        yield kind, digest, spec, record["metadata"]["name"]
+        return
+    spec = run["spec"]
+    for kind in ("workload", "implementation"):
+        obj = spec.get(kind)
+        if obj is not None:
+            yield kind, spec[f"{kind}Digest"], obj, None
+    if "run" in record:
+        for kind in ("protocol", "environment"):
+            doc = record.get(kind)
+            if doc is not None:
+                yield kind, spec[f"{kind}Digest"], doc["spec"], doc["metadata"]["name"]
+
+
+def object_row(kind: str, digest: str, spec: Any, name: str | None) -> ObjectRow:
+    """The row of an object table for one object."""
+    return ObjectRow(kind, digest, spec, _extra(kind, spec, name))
+
+
+def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
+    """The rows of the digested objects a record carries (see :func:`object_specs`)."""
+    for found in object_specs(record):
+        yield object_row(*found)
+
+
+def _ns(value: Any, unit: str) -> int | None:
+    factor = _NS_PER.get(unit)
+    return None if factor is None or value is None else round(value * factor)
+
+
+def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    timing = spec.get("timing") or {}
+    latency = timing.get("latencyNs") or {}
+    found = {q: latency.get(q) for q in ("median", "p20", "p80")}
+    for m in spec.get("measurements", ()):
+        statistic = m.get("statistic")
+        if m.get("metric") == "latency" and statistic in found and found[statistic] is None:
+            found[statistic] = _ns(m.get("value"), m.get("unit", ""))
+    median, p20, p80 = (found[q] for q in ("median", "p20", "p80"))
+    return (
+        None if median is None else round(median),
+        None if p20 is None else round(p20),
+        None if p80 is None else round(p80),
+    )
+
+
+#: The columns :func:`run_columns` fills, in the order of its values.
+RUN_COLUMNS: Final = (
+    "name",
+    "status",
+    "observed_at",
+    "commit_id",
+    "branch",
+    "commit_time",
+    "median_ns",
+    "p20_ns",
+    "p80_ns",
+    "workload_digest",
+    "implementation_digest",
+    "protocol_digest",
+    "environment_digest",
+    "labels",
+    "annotations",
+)
+
+
+def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of :data:`RUN_COLUMNS` for a run."""
+    spec = run["spec"]
+    metadata = run["metadata"]
+    notes = metadata.get("annotations") or {}
+    median, p20, p80 = _latency(spec)
+    return (
+        metadata["name"],
+        spec["status"],
+        spec["observedAt"],
+        notes.get(provenance.COMMIT),
+        notes.get(provenance.BRANCH),
+        notes.get(provenance.COMMIT_TIME),
+        median,
+        p20,
+        p80,
+        spec["workloadDigest"],
+        spec["implementationDigest"],
+        spec["protocolDigest"],
+        spec["environmentDigest"],
+        _COMPACT(metadata.get("labels") or {}),
+        _COMPACT(notes),
+    )

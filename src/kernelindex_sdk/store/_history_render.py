@@ -1,0 +1,109 @@
+"""A history as text or Markdown: per series, its change points and its latest points."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._tables import markdown_table, quantity, spread, text_table
+
+if TYPE_CHECKING:
+    from .history import Change, SeriesHistory
+
+__all__ = ["render_table"]
+
+_CHANGE_HEADER = ("at", "commit", "ratio", "direction", "cause", "what changed", "test")
+_POINT_HEADER = ("#", "commit", "observedAt", "median (p20-p80)", "run")
+
+
+def _commit(commit: str | None) -> str:
+    return "-" if commit is None else commit[:12]
+
+
+def _test(change: Change) -> str:
+    if not change.tested:
+        return "compare's rule (too short to test)"
+    return f"p={change.p_value:.2g}"
+
+
+def _change_row(h: SeriesHistory, change: Change) -> list[str]:
+    levels = f"{quantity(change.before_ns, 'ns')} -> {quantity(change.after_ns, 'ns')}"
+    what = "; ".join(str(d) for d in change.differences) or "nothing recorded"
+    return [
+        f"{change.index}/{len(h.series.points)}",
+        _commit(change.commit),
+        f"{change.ratio:.3f}",
+        f"{change.direction} ({levels})",
+        change.cause,
+        what,
+        _test(change),
+    ]
+
+
+def _parameters(found: Sequence[SeriesHistory]) -> tuple[set[str] | None, dict[str, str]]:
+    """The parameters whose values differ between the series (None: show all), and the
+    values every series shares, said once above them."""
+    if len(found) < 2:
+        return None, {}
+    values: dict[str, set[str]] = {}
+    for h in found:
+        params = {} if h.workload is None else h.workload.get("parameters", {})
+        for k, v in params.items():
+            values.setdefault(k, set()).add(repr(v))
+    every = [h.workload.get("parameters", {}) if h.workload else {} for h in found]
+    common = {
+        k: str(every[0][k])
+        for k, seen in values.items()
+        if len(seen) == 1 and all(k in e for e in every)
+    }
+    return set(values) - set(common), common
+
+
+def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int) -> str:
+    """Text or Markdown of :func:`kernelindex_sdk.store.history.history`'s result."""
+    out: list[str] = []
+    table = markdown_table if markdown else text_table
+    changed = sum(1 for h in found if h.changes)
+    summary = f"{len(found)} series, {changed} with change points"
+    out += [f"**{summary}**" if markdown else summary, ""]
+    varying, common = _parameters(found)
+    if common:
+        shared = " ".join(f"{k}={v}" for k, v in sorted(common.items()))
+        out += [f"every series: {shared}", ""]
+    for h in found:
+        series = h.series
+        title = f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}"
+        count = f"{len(series.points)} point(s)"
+        if series.failed:
+            count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
+        if not h.tested and len(series.points) > 1:
+            count += ", too short to test: compare's rule between neighbours"
+        out += [f"### {title}" if markdown else title, f"{count}", ""]
+        if h.follows is not None:
+            what = "; ".join(str(d) for d in h.follows.differences) or "protocol digest"
+            out += [
+                f"follows a series under another protocol ({what}): a method change,"
+                " not compared across",
+                "",
+            ]
+        if h.changes:
+            out += [table(_CHANGE_HEADER, [_change_row(h, c) for c in h.changes]), ""]
+        else:
+            out += ["no change points", ""]
+        shown = series.points if points == 0 else series.points[-points:]
+        first = len(series.points) - len(shown)
+        if first:
+            out += [f"(latest {len(shown)} of {len(series.points)} points)", ""]
+        rows = [
+            [
+                str(first + i),
+                _commit(p.commit),
+                p.observed_at,
+                spread(p.median_ns or 0, p.p20_ns, p.p80_ns, "ns"),
+                f"`{p.name}`" if markdown else p.name,
+            ]
+            for i, p in enumerate(shown)
+        ]
+        if rows:
+            out += [table(_POINT_HEADER, rows), ""]
+    return "\n".join(out).rstrip("\n") + "\n"

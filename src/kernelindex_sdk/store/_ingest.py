@@ -1,0 +1,419 @@
+"""Ingest: validated records of one file into the store, in one transaction.
+
+A run whose name the store lacks is added. One it holds is compared: the same record
+(byte-identical text, or the same JSON value) is skipped as identical; one that differs
+only in its provenance annotations is skipped too, as the same measurement seen again,
+and the first arrival keeps its provenance; anything else is a clash, and the whole
+file is refused (rolled back) with each clash naming both places. A digest that names
+another spec than the stored one is refused the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Final
+
+import attrs
+
+from .. import documents, provenance
+from .._display import display_path
+from .._runs import without_collection
+from .._time import format_observed_at
+from ..convert import dumps
+from ..documents import Document, FileProblem
+from ..errors import ArgumentError, InputError, Problem, StoreError
+from . import _extract
+from ._backend import Backend
+from ._layout import OBJECT_TABLES
+from ._report import IngestReport
+
+__all__ = ["ingest_paths"]
+
+_OBJECT_COLUMNS: Final = {
+    "workload": ("digest", "operation", "pass", "spec"),
+    "implementation": ("digest", "provider", "entry_point", "spec"),
+    "protocol": ("digest", "name", "spec"),
+    "environment": ("digest", "name", "hardware", "spec"),
+}
+_RUN_COLUMNS: Final = (
+    *_extract.RUN_COLUMNS,
+    "record_text",
+    "record_form",
+    "source",
+    "ingested_at",
+)
+#: Records validated and stored at a time: memory holds one batch, whatever the file's size.
+BATCH: Final = 2000
+# A writer that lost a deadlock or serialization race tries its file again.
+_RETRIES: Final = 5
+_RETRY_STATES: Final = frozenset({"40P01", "40001"})
+
+
+class _RefusedError(Exception):
+    """Rolls a file's transaction back; carries the problems that refused it."""
+
+    def __init__(self, problems: list[FileProblem], clashes: int) -> None:
+        super().__init__("refused")
+        self.problems = problems
+        self.clashes = clashes
+
+
+@attrs.define
+class _Record:
+    document: Document
+    value: dict[str, Any]
+    text: str
+    form: str
+
+    def problem(self, pointer: str, message: str, code: str) -> FileProblem:
+        return FileProblem(
+            source=self.document.source,
+            problem=Problem(pointer=pointer, message=message, code=code),
+            document_line=self.document.line if self.document.json_lines else None,
+        )
+
+
+def _now() -> str:
+    return format_observed_at(datetime.now(timezone.utc))
+
+
+def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
+    document = result.document
+    raw = document.text
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    value = result.value
+    form = "line" if document.json_lines else "document"
+    if given and provenance.annotate(value, given):
+        # The record gains provenance: it is stored as the published form of the
+        # annotated record, in the form it came in (a line, or an indented document).
+        end = "\n" if text.endswith("\n") else ""
+        text = dumps(value, indent=None if form == "line" else 2) + end
+    return _Record(document, value, text, form)
+
+
+def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | None:
+    notes = run["metadata"].get("annotations") or {}
+    when = notes.get(provenance.COMMIT_TIME)
+    if when is None:
+        return None
+    try:
+        normalized = provenance.normalize_commit_time(when)
+    except ArgumentError:
+        normalized = None
+    if normalized == when:
+        return None
+    pointer = "/run" if "run" in record.value else ""
+    key = provenance.COMMIT_TIME.replace("/", "~1")
+    expected = "an RFC 3339 timestamp in UTC as published"
+    return record.problem(
+        f"{pointer}/metadata/annotations/{key}",
+        f"expected {expected} (e.g. '2026-05-27T17:14:29.000Z'), got {when!r}",
+        "commit-time",
+    )
+
+
+def _file_objects(
+    records: Sequence[_Record],
+) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
+    """Each distinct object of a file by kind and digest; two specs under one digest clash.
+
+    A bundle repeats its protocol and environment in every record: a repeat is compared
+    with the first by ``==``, which is JSON's equality unless a boolean meets a 0 or 1
+    (``True == 1``); an object that holds either is compared as JSON.
+    """
+    objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
+    first: dict[tuple[str, str], tuple[_Record, bool | None]] = {}
+    problems = []
+    for record in records:
+        for kind, digest, spec, name in _extract.object_specs(record.value):
+            known = objects[kind].get(digest)
+            if known is None:
+                objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+                # Most objects are never met again: the first is walked on its first repeat.
+                first[kind, digest] = (record, None)
+                continue
+            where, loose = first[kind, digest]
+            if loose is None:
+                loose = _extract.has_bool_or_unit(known.spec)
+                first[kind, digest] = (where, loose)
+            same = spec == known.spec
+            if same and loose:
+                same = _extract.json_equal(known.spec, spec)
+            if not same:
+                problems.append(
+                    record.problem(
+                        "",
+                        f"{kind} digest {digest!r} names another spec at"
+                        f" {display_path(where.document.label)}",
+                        "digest-clash",
+                    )
+                )
+    return objects, problems
+
+
+class _FileIngest:
+    """One file's records going into the store, a batch at a time, in one transaction.
+
+    Each batch's new objects and runs go in as it comes, so memory holds one batch; a
+    batch repeats what an earlier one stored, and the store (inside the same transaction)
+    tells whether it is the same. Once a problem is found nothing more goes in, but the
+    rest of the file is still validated, so that every problem is reported; the caller
+    then rolls the file back.
+    """
+
+    def __init__(self, backend: Backend, source: str) -> None:
+        self.backend = backend
+        self.source = source
+        self.documents = 0
+        self.problems: list[FileProblem] = []
+        self.clashes = 0
+        self.added = 0
+        self.identical = 0
+        self.provenance_only = 0
+        self.now = _now()
+
+    def run(
+        self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
+    ) -> None:
+        """Take every document of the file, then refuse it if anything was wrong.
+
+        Raises:
+            _RefusedError: with every problem, for the caller's transaction to roll back.
+        """
+        for batch in _batches(results):
+            self.add(batch, given)
+        if self.problems:
+            raise _RefusedError(self.problems, self.clashes)
+
+    def add(self, batch: Sequence[documents.DocumentResult], given: provenance.Provenance) -> None:
+        """Validate-checked documents of the file, in its order."""
+        self.documents += len(batch)
+        for result in batch:
+            self.problems.extend(result.problems)
+        if self.problems:
+            return
+        records = [_record(result, given) for result in batch]
+        runs = []
+        standalone = []
+        for record in records:
+            run = _extract.run_of(record.value)
+            if run is None:
+                standalone.append(record)
+                continue
+            problem = _commit_time_problem(record, run)
+            if problem is not None:
+                self.problems.append(problem)
+            runs.append((record, run))
+        objects, problems = _file_objects(records)
+        self.problems.extend(problems)
+        if self.problems:
+            return
+        for kind, table in OBJECT_TABLES.items():
+            self._objects(kind, table, objects[kind])
+        self._documents(standalone)
+        self._runs(runs)
+
+    def _objects(self, kind: str, table: str, rows: dict[str, _extract.ObjectRow]) -> None:
+        if not rows:
+            return
+        values = [(row.digest, *row.extra, row.spec_text) for row in rows.values()]
+        inserted = self.backend.insert_new(table, "digest", _OBJECT_COLUMNS[kind], values)
+        others = [digest for digest in rows if digest not in inserted]
+        stored = self.backend.fetch(table, "digest", others, ("spec",))
+        for digest in others:
+            spec = self.backend.json_value(stored[digest][0])
+            if not _extract.json_equal(spec, rows[digest].spec):
+                self.clashes += 1
+                self.problems.append(
+                    FileProblem(
+                        source=self.source,
+                        problem=Problem(
+                            pointer="",
+                            message=(
+                                f"{kind} digest {digest!r} names another spec in"
+                                f" {self.backend.url.shown}"
+                            ),
+                            code="digest-clash",
+                        ),
+                    )
+                )
+
+    def _documents(self, records: list[_Record]) -> None:
+        now = self.now
+        for record in records:
+            kind = record.value["kind"]
+            name = record.value["metadata"]["name"]
+            digest = next(_extract.objects_of(record.value)).digest
+            for _ in range(2):
+                found = self.backend.execute(
+                    "SELECT digest, source FROM documents WHERE kind = ? AND name = ?",
+                    (kind, name),
+                )
+                if found:
+                    break
+                inserted = self.backend.execute(
+                    "INSERT INTO documents"
+                    " (kind, name, digest, record_text, record_form, source, ingested_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, name) DO NOTHING"
+                    " RETURNING name",
+                    (kind, name, digest, record.text, record.form, record.document.label, now),
+                )
+                if inserted:
+                    self.added += 1
+                    break
+            if not found:
+                continue
+            if found[0][0] == digest:
+                self.identical += 1
+                continue
+            self.clashes += 1
+            self.problems.append(
+                record.problem(
+                    "/metadata/name",
+                    f"name {name!r} already names a different {kind} in"
+                    f" {self.backend.url.shown} (from {display_path(found[0][1])})",
+                    "store-clash",
+                )
+            )
+
+    def _runs(self, runs: list[tuple[_Record, dict[str, Any]]]) -> None:
+        if not runs:
+            return
+        now = self.now
+        by_name = {}
+        rows = []
+        for record, run in runs:
+            columns = _extract.run_columns(run)
+            by_name[columns[0]] = record
+            rows.append((*columns, record.text, record.form, record.document.label, now))
+        inserted = self.backend.insert_new("runs", "name", _RUN_COLUMNS, rows, numbered=True)
+        self.added += len(inserted)
+        others = [name for name in by_name if name not in inserted]
+        stored = self.backend.fetch("runs", "name", others, ("record_text", "source"))
+        for name in others:
+            record = by_name[name]
+            text, source = stored[name]
+            self._compare(record, name, text, source)
+
+    def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
+        if text == record.text:
+            self.identical += 1
+            return
+        value = json.loads(text)
+        if _extract.canonical(value) == _extract.canonical(record.value):
+            self.identical += 1
+            return
+        if _extract.canonical(provenance.without_provenance(value)) == _extract.canonical(
+            provenance.without_provenance(record.value)
+        ):
+            self.provenance_only += 1
+            return
+        self.clashes += 1
+        pointer = "/run/metadata/name" if "run" in record.value else "/metadata/name"
+        self.problems.append(
+            record.problem(
+                pointer,
+                f"run {name!r} is already stored with other content"
+                f" (from {display_path(source)} in {self.backend.url.shown})",
+                "store-clash",
+            )
+        )
+
+
+def _retryable(err: StoreError) -> bool:
+    return getattr(err.__cause__, "sqlstate", None) in _RETRY_STATES
+
+
+def _batches(
+    results: Iterable[documents.DocumentResult],
+) -> Iterator[list[documents.DocumentResult]]:
+    batch = []
+    for result in results:
+        batch.append(result)
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _ingest_once(
+    backend: Backend,
+    path: str | Path,
+    given: provenance.Provenance,
+    *,
+    verify_digests: bool,
+    stdin: IO[bytes] | None,
+) -> IngestReport:
+    source = "<stdin>" if str(path) == documents.STDIN else str(path)
+    work = _FileIngest(backend, source)
+    results = documents.check_documents([path], verify_digests=verify_digests, stdin=stdin)
+    try:
+        with backend.transaction():
+            work.run(results, given)
+    except _RefusedError:
+        return IngestReport(
+            files=1,
+            refused=work.documents,
+            clashes=work.clashes,
+            problems=tuple(work.problems),
+        )
+    return IngestReport(
+        files=1,
+        added=work.added,
+        identical=work.identical,
+        provenance_only=work.provenance_only,
+    )
+
+
+def _ingest_file(
+    backend: Backend,
+    path: str | Path,
+    given: provenance.Provenance,
+    *,
+    verify_digests: bool,
+    stdin: IO[bytes] | None,
+) -> IngestReport:
+    attempt = 1
+    while True:
+        try:
+            return _ingest_once(backend, path, given, verify_digests=verify_digests, stdin=stdin)
+        except StoreError as err:  # noqa: PERF203 (a retry reads the file again)
+            # A file is read again for another try; standard input cannot be.
+            again = str(path) != documents.STDIN and _retryable(err)
+            if attempt < _RETRIES and again:
+                attempt += 1
+                continue
+            raise
+
+
+# A file's parsed records hold no reference cycles: the collector's passes over them
+# find nothing and cost as much as the inserts.
+@without_collection
+def ingest_paths(
+    backend: Backend,
+    paths: Iterable[str | Path],
+    given: provenance.Provenance,
+    *,
+    verify_digests: bool = False,
+    stdin: IO[bytes] | None = None,
+) -> IngestReport:
+    """Ingest every file the paths name, each in one transaction; see the module's notes.
+
+    Raises:
+        StoreError: when the store fails (a lost connection, a full disk).
+    """
+    errors: list[InputError] = []
+    report = IngestReport()
+    for path in documents.expand_paths(paths, on_error=errors.append):
+        # One unreadable file must not stop the others.
+        try:
+            report += _ingest_file(backend, path, given, verify_digests=verify_digests, stdin=stdin)
+        except StoreError:  # noqa: PERF203
+            raise
+        except InputError as err:
+            errors.append(err)
+    return attrs.evolve(report, input_errors=report.input_errors + tuple(errors))

@@ -1,0 +1,126 @@
+"""The store's tables: a public, versioned contract (docs/store.md describes each column).
+
+:data:`LAYOUT_VERSION` is recorded in the table ``kernelindex_layout``. A store of an
+older layout is migrated on opening (each step in :data:`_MIGRATIONS`, in one
+transaction); one of a newer layout, or a database holding our table names without
+that record, is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+__all__ = ["LAYOUT_VERSION", "OBJECT_TABLES", "TABLES", "create_statements"]
+
+#: The layout version this package reads and writes.
+LAYOUT_VERSION: Final = 1
+
+#: The object tables by kind, as :meth:`Store.spec` names them.
+OBJECT_TABLES: Final = {
+    "workload": "workloads",
+    "implementation": "implementations",
+    "protocol": "protocols",
+    "environment": "environments",
+}
+#: Every table of the layout, the version table first.
+TABLES: Final = ("kernelindex_layout", *OBJECT_TABLES.values(), "documents", "runs")
+
+# {json}: jsonb in PostgreSQL (queried with ->, ->>), text holding JSON in SQLite (json_extract).
+# {seq}: the order of arrival (a file's records in the file's order).
+# No secondary index: three (series digests, branch, commit) took 40% of a run's insert
+# time in SQLite (17 of 41 us per Liger bundle, measured), and the queries of a history
+# read whole series anyway.
+# An index a team adds for its own queries does not change the layout.
+_DDL: Final = (
+    """CREATE TABLE kernelindex_layout (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+)""",
+    """CREATE TABLE workloads (
+    digest TEXT PRIMARY KEY,
+    operation TEXT,
+    pass TEXT,
+    spec {json} NOT NULL
+)""",
+    """CREATE TABLE implementations (
+    digest TEXT PRIMARY KEY,
+    provider TEXT,
+    entry_point TEXT,
+    spec {json} NOT NULL
+)""",
+    """CREATE TABLE protocols (
+    digest TEXT PRIMARY KEY,
+    name TEXT,
+    spec {json} NOT NULL
+)""",
+    """CREATE TABLE environments (
+    digest TEXT PRIMARY KEY,
+    name TEXT,
+    hardware TEXT,
+    spec {json} NOT NULL
+)""",
+    """CREATE TABLE documents (
+    seq {seq},
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    record_text TEXT NOT NULL,
+    record_form TEXT NOT NULL CHECK (record_form IN ('document', 'line')),
+    source TEXT NOT NULL,
+    ingested_at TEXT NOT NULL,
+    UNIQUE (kind, name)
+)""",
+    """CREATE TABLE runs (
+    seq {seq},
+    name TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL,
+    observed_at TEXT NOT NULL,
+    commit_id TEXT,
+    branch TEXT,
+    commit_time TEXT,
+    median_ns BIGINT,
+    p20_ns BIGINT,
+    p80_ns BIGINT,
+    workload_digest TEXT NOT NULL,
+    implementation_digest TEXT NOT NULL,
+    protocol_digest TEXT NOT NULL,
+    environment_digest TEXT NOT NULL,
+    labels {json} NOT NULL,
+    annotations {json} NOT NULL,
+    record_text TEXT NOT NULL,
+    record_form TEXT NOT NULL CHECK (record_form IN ('document', 'line')),
+    source TEXT NOT NULL,
+    ingested_at TEXT NOT NULL
+)""",
+)
+
+_TYPES: Final = {
+    "sqlite": {"json": "TEXT", "seq": "INTEGER PRIMARY KEY"},
+    "postgresql": {
+        "json": "JSONB",
+        "seq": "BIGINT PRIMARY KEY DEFAULT nextval('kernelindex_arrival')",
+    },
+}
+
+#: Steps from one layout version to the next: ``_MIGRATIONS[n]`` turns version n into
+#: n + 1, given a function that runs one statement. Version 1 is the first.
+_MIGRATIONS: Final[dict[int, Callable[[Callable[[str], object]], None]]] = {}
+
+
+def create_statements(dialect: str) -> list[str]:
+    """The statements that create the current layout in ``dialect`` (sqlite, postgresql)."""
+    types = _TYPES[dialect]
+    # PostgreSQL: one sequence numbers every arrival; a writer takes a file's numbers
+    # in the file's order (SQLite's rowid does the same in its one writer).
+    first = ["CREATE SEQUENCE kernelindex_arrival"] if dialect == "postgresql" else []
+    return first + [statement.format(**types) for statement in _DDL]
+
+
+def migrations(found: int) -> list[Callable[[Callable[[str], object]], None]]:
+    """The steps from layout ``found`` to :data:`LAYOUT_VERSION`, in order.
+
+    Raises:
+        KeyError: when a step is missing (the caller refuses such a store).
+    """
+    return [_MIGRATIONS[version] for version in range(found, LAYOUT_VERSION)]

@@ -1,0 +1,298 @@
+"""The Store: open, ingest, query, export."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import attrs
+
+from .. import provenance
+from .._files import replace_file
+from ..errors import ArgumentError, KernelIndexError, StoreError
+from ._backend import Backend, connect
+from ._export import export_line, refuse_store_file
+from ._ingest import ingest_paths
+from ._layout import OBJECT_TABLES
+from ._query import CHUNK, JOINS, ROW_COLUMNS, chunks, run_row, where
+from ._report import IngestReport
+from ._rows import RunRow
+from ._url import MEMORY, StoreURL, parse_url
+
+__all__ = ["NotInStoreError", "Store", "open_store"]
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class NotInStoreError(KernelIndexError, KeyError):
+    """A run name the store does not hold. It is a KeyError too, as a mapping's would be.
+
+    Attributes:
+        store: The store, as messages show it.
+        name: The name asked for.
+    """
+
+    store: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.store}: no run named {self.name!r}"
+
+
+class Store:
+    """A records store (SQLite or PostgreSQL); see :func:`open_store`.
+
+    Usable as a context manager, which closes it. Methods raise :class:`StoreError`
+    when the database fails.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+
+    @property
+    def url(self) -> StoreURL:
+        """The store's parsed URL."""
+        return self._backend.url
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._backend.dialect
+
+    def ingest(
+        self,
+        paths: Iterable[str | Path],
+        *,
+        commit: str | None = None,
+        branch: str | None = None,
+        commit_time: str | None = None,
+        verify_digests: bool = False,
+        stdin: IO[bytes] | None = None,
+    ) -> IngestReport:
+        """Validate and store the records of files and folders, each file in one transaction.
+
+        Files are read as ``kernelindex validate`` reads them (folders searched for
+        ``.json``/``.jsonl``; ``-`` is standard input) and validated the same way. A
+        file with an invalid record, or with a run that clashes with a stored one, is
+        refused whole; other files still go in. See the module for what is skipped.
+
+        Args:
+            paths: Files, folders, and ``-``.
+            commit: Provenance for runs that lack a ``kernelindex.dev/commit`` annotation.
+            branch: Likewise ``kernelindex.dev/branch``.
+            commit_time: Likewise ``kernelindex.dev/commit-time`` (RFC 3339; stored in UTC).
+            verify_digests: Recompute each digest whose object a record carries.
+            stdin: The stream ``-`` reads (default: the process's standard input).
+
+        Returns:
+            The counts and every problem; ``report.ok`` is whether all went in or was
+            skipped.
+
+        Raises:
+            ArgumentError: for a commit time that is not RFC 3339.
+            StoreError: when the store fails.
+        """
+        given = provenance.Provenance(commit=commit, branch=branch, commit_time=commit_time)
+        return ingest_paths(self._backend, paths, given, verify_digests=verify_digests, stdin=stdin)
+
+    def rows(
+        self,
+        *,
+        operation: str | None = None,
+        pass_: str | None = None,
+        provider: str | None = None,
+        hardware: str | None = None,
+        branch: str | None = None,
+        commit: str | None = None,
+        workload_digest: str | None = None,
+        protocol_digest: str | None = None,
+        names: Iterable[str] | None = None,
+        status: str | None = None,
+    ) -> list[RunRow]:
+        """The stored runs that match every filter given, by order key, then name.
+
+        Args:
+            operation: The workload's operation (``jsd``).
+            pass_: The workload's pass (``forward``).
+            provider: The implementation's provider (``triton``).
+            hardware: The environment's ``hardware.product`` (``NVIDIA H200``).
+            branch: The ``kernelindex.dev/branch`` annotation.
+            commit: The ``kernelindex.dev/commit`` annotation.
+            workload_digest: The run's workload digest.
+            protocol_digest: The run's protocol digest.
+            names: Only these run names.
+            status: The run's status (``passed``).
+
+        Returns:
+            One :class:`RunRow` per run, ordered by :attr:`RunRow.order_key` then name.
+        """
+        filters = {
+            "operation": operation,
+            "pass_": pass_,
+            "provider": provider,
+            "hardware": hardware,
+            "branch": branch,
+            "commit": commit,
+            "workload_digest": workload_digest,
+            "protocol_digest": protocol_digest,
+            "status": status,
+        }
+        wanted = None if names is None else list(dict.fromkeys(names))
+        found: list[RunRow] = []
+        for chunk in chunks(wanted):
+            clause, params = where(filters, chunk)
+            sql = f"SELECT {', '.join(ROW_COLUMNS)}{JOINS}{clause}"
+            found.extend(run_row(values) for values in self._backend.execute(sql, params))
+        # Sorted here, not by SQL: PostgreSQL's text order follows the locale.
+        found.sort(key=lambda row: (row.order_key, row.name))
+        return found
+
+    def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
+        """The stored spec of a digested object, or None when the store lacks it.
+
+        Args:
+            kind: ``workload``, ``implementation``, ``protocol`` or ``environment``.
+            digest: Its ``sha256:`` digest.
+
+        Raises:
+            ArgumentError: for another kind.
+        """
+        table = OBJECT_TABLES.get(kind)
+        if table is None:
+            raise ArgumentError(
+                argument="kind", reason=f"expected one of {', '.join(OBJECT_TABLES)}, got {kind!r}"
+            )
+        found = self._backend.execute(
+            f"SELECT spec FROM {table} WHERE digest = ?",  # noqa: S608
+            (digest,),
+        )
+        if not found:
+            return None
+        spec: Mapping[str, Any] = self._backend.json_value(found[0][0])
+        return spec
+
+    def record_text(self, name: str) -> str:
+        """The text of the run ``name`` as it was stored, byte for byte (a document's whole
+        text, or a JSON Lines line without its newline).
+
+        Raises:
+            NotInStoreError: when no run has that name.
+        """
+        ((_, text),) = self.records([name])
+        return text
+
+    def records(self, names: Iterable[str]) -> Iterator[tuple[str, str]]:
+        """``(name, text)`` of each named run, in the order given (see :meth:`record_text`).
+
+        Raises:
+            NotInStoreError: for the first name the store lacks.
+        """
+        wanted = list(names)
+        for start in range(0, len(wanted), CHUNK):
+            chunk = wanted[start : start + CHUNK]
+            texts = self._backend.fetch("runs", "name", chunk, ("record_text",))
+            for name in chunk:
+                if name not in texts:
+                    raise NotInStoreError(store=self.url.shown, name=name)
+                yield name, texts[name][0]
+
+    def export_lines(self, **filters: Any) -> Iterator[str]:
+        """Each stored record as one JSON line, in the order of arrival; see :meth:`export`.
+
+        With no filter: first the protocol and environment documents that came on their
+        own, then every run. With filters (those of :meth:`rows`): the runs that match.
+        """
+        names = filters.pop("names", None)
+        if not filters and names is None:
+            for text, form in self._backend.execute(
+                "SELECT record_text, record_form FROM documents ORDER BY seq"
+            ):
+                yield export_line(text, form)
+        wanted = None if names is None else list(dict.fromkeys(names))
+        found: list[tuple[int, str, str]] = []
+        for chunk in chunks(wanted):
+            clause, params = where(filters, chunk)
+            found.extend(
+                self._backend.execute(
+                    f"SELECT r.seq, r.record_text, r.record_form{JOINS}{clause}",
+                    params,
+                )
+            )
+        found.sort()
+        for _, text, form in found:
+            yield export_line(text, form)
+
+    def export(self, out_path: str | Path, **filters: Any) -> int:
+        """Write the stored records as JSON Lines to ``out_path`` (replaced atomically).
+
+        A record that arrived as a JSON Lines line comes back as that line, byte for
+        byte; one that arrived as a ``.json`` document comes back as its compact published
+        form (one line), while :meth:`record_text` gives its document text as it came.
+
+        Args:
+            out_path: The file to write; never the store's own file.
+            filters: Those of :meth:`rows`.
+
+        Returns:
+            The number of records written.
+
+        Raises:
+            InputError: when ``out_path`` is the store's file or cannot be written.
+        """
+        refuse_store_file(out_path, self.url)
+        lines = list(self.export_lines(**filters))
+        replace_file(out_path, lines)
+        return len(lines)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._backend.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _is_regular_or_missing(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
+    except OSError as err:
+        raise StoreError(source=path, reason=err.strerror or str(err)) from err
+
+
+def open_store(url: str | None = None, *, create: bool = True) -> Store:
+    """Open a records store, creating its tables when it has none.
+
+    Args:
+        url: A SQLite path or ``sqlite:///PATH`` URL (``sqlite:///:memory:`` for one in
+            memory), or a ``postgresql://`` URL (needs the ``[postgres]`` extra). None
+            means ``$KERNELINDEX_DB``, else :data:`DEFAULT_DB` (``kernelindex.sqlite3`` in
+            the current directory).
+        create: Create the store when there is none; otherwise an absent store is an error.
+
+    Raises:
+        StoreError: when the store cannot be opened (not a database, no server).
+        StoreLayoutError: when its layout is newer than this package reads, or it is no
+            kernelindex store (or none exists and ``create`` is false).
+        MissingDependencyError: for PostgreSQL without psycopg.
+    """
+    parsed = parse_url(url)
+    if (
+        parsed.dialect == "sqlite"
+        and parsed.target != MEMORY
+        and not _is_regular_or_missing(parsed.target)
+    ):
+        raise StoreError(source=parsed.shown, reason="is not a regular file")
+    return Store(connect(parsed, create=create))

@@ -1,0 +1,334 @@
+"""Change points of one series of timings: where its level stepped, tested for significance.
+
+The method (docs/history.md states it in full):
+
+- The series is taken as ``log(median)``, so a step is a ratio and 1% noise is 1% at
+  any level.
+- **Binary segmentation** (Scott & Knott 1974; Vostrikova 1981), as e-divisive
+  (Matteson & James 2014) and Apache Otava do: the segment's best single split is
+  tested; when significant, each side is searched again.
+- **The test** at each split is the two-sample Student t statistic (pooled variance,
+  ``n - 2`` degrees of freedom; Otava/Hunter also test their splits with Student's t,
+  Fleming et al. ICPE 2023). The largest ``|t|`` over the allowed splits gets a
+  Bonferroni p-value, ``m * P(|T| > t)`` over the ``m`` splits tried: exact for Gaussian
+  noise and conservative, so pure noise raises a false alarm with probability at most
+  ``alpha`` per segment tested.
+- **The location** is the Bayes estimate under the "within one point" loss: the posterior
+  of a single change point under a flat prior (Gaussian noise, flat priors on the two
+  levels, Jeffreys prior on the noise; Smith 1975) summed over three neighbouring splits,
+  and the centre of the heaviest three. It places a 3% step within one point more often
+  than the likeliest split (the maximum-likelihood one) does: 99.3% against 98.2% in
+  benchmarks/changepoints.py.
+- **The p20-p80 spread** weighs the points: a run whose spread is more than 1.5 times
+  the series' typical (median) one counts less, by the inverse-variance weight
+  ``(1.5 * typical / spread)^2`` (at least 0.1), so one disturbed run cannot make or
+  hide a step. Where fewer than half the runs carry a spread, or none is past 1.5 times
+  the typical one, every weight is 1 and the method is the unweighted one.
+
+Series too short to test (fewer than ``2 * min_segment`` timed points) are judged step by
+step with ``kernelindex compare``'s rule instead (more than 5% and p20-p80 intervals
+apart); those changes say ``tested=False``.
+
+numpy is imported when a series is searched, never by ``import kernelindex_sdk``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+
+from ..errors import ArgumentError
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_MIN_SEGMENT",
+    "SHORT_SERIES_THRESHOLD",
+    "ChangePoint",
+    "find_change_points",
+    "student_t_sf",
+]
+
+#: The significance level of each split's test (Bonferroni over the splits tried).
+DEFAULT_ALPHA: Final = 0.001
+#: The fewest points a segment may have on each side of a tested change.
+DEFAULT_MIN_SEGMENT: Final = 3
+#: The smallest relative step compare's rule counts on a series too short to test.
+SHORT_SERIES_THRESHOLD: Final = 0.05
+#: A spread up to this many times the series' typical one still gets the full weight.
+_TYPICAL_SPREAD_SLACK: Final = 1.5
+#: Weights never fall below this: a very noisy run still counts a little.
+_MIN_WEIGHT: Final = 0.1
+
+
+@attrs.frozen(kw_only=True)
+class ChangePoint:
+    """A step in a series' level.
+
+    Attributes:
+        index: Position (in the timings given) of the first point after the step.
+        before: The level before the step: the median of the segment's medians.
+        after: The level after it, likewise (up to the next change point).
+        ratio: ``after / before``.
+        p_value: The Bonferroni p-value of the split's t statistic; None when untested.
+        tested: False when the series was too short for the test and compare's rule
+            between the two neighbouring points decided.
+    """
+
+    index: int
+    before: float
+    after: float
+    ratio: float
+    p_value: float | None
+    tested: bool = True
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_sf(t: float, df: float) -> float:
+    """Two-sided tail ``P(|T| > |t|)`` of Student's t with ``df`` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+
+def _weights(np: Any, p20: Any, p80: Any, n: int) -> Any:
+    """Inverse-variance weights from each point's p20-p80 spread (1 where none is known)."""
+    ones = np.ones(n)
+    if p20 is None or p80 is None:
+        return ones
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.log(p80 / p20)
+    known = np.isfinite(spread) & (spread > 0)
+    if known.sum() < max(3, n // 2):
+        return ones
+    typical = float(np.median(spread[known]))
+    # Spreads vary from run to run by themselves: only one well past the typical one
+    # (a disturbed run) is weighed down.
+    bound = _TYPICAL_SPREAD_SLACK * typical
+    w = np.where(known, np.minimum(1.0, (bound / np.where(known, spread, 1.0)) ** 2), 1.0)
+    return np.maximum(w, _MIN_WEIGHT)
+
+
+class _Segmenter:
+    """Binary segmentation of one series (log medians ``y`` with weights ``w``)."""
+
+    def __init__(self, np: Any, y: Any, w: Any, alpha: float, min_segment: int):
+        self.np, self.y, self.w = np, y, w
+        self.alpha, self.min_segment = alpha, min_segment
+        self.found: dict[int, float] = {}
+
+    def split(self, lo: int, hi: int) -> None:
+        np = self.np
+        # A stack, not recursion: a 10,000-point series with many steps stays shallow.
+        stack = [(lo, hi)]
+        while stack:
+            lo, hi = stack.pop()
+            n, k_min = hi - lo, self.min_segment
+            if n < 2 * k_min:
+                continue
+            y, w = self.y[lo:hi], self.w[lo:hi]
+            w = w * (n / w.sum())
+            y = y - float(np.dot(w, y)) / n
+            cw, cy, cyy = np.cumsum(w), np.cumsum(w * y), np.cumsum(w * y * y)
+            # Splits k: left is [0, k), right is [k, n), k_min <= k <= n - k_min.
+            k = np.arange(k_min, n - k_min + 1)
+            wl, sl, ql = cw[k - 1], cy[k - 1], cyy[k - 1]
+            wr, sr, qr = cw[-1] - wl, cy[-1] - sl, cyy[-1] - ql
+            rss = np.maximum(ql - sl * sl / wl + (qr - sr * sr / wr), 0.0)
+            diff = sr / wr - sl / wl
+            df = n - 2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t2 = diff * diff / ((rss / df) * (1.0 / wl + 1.0 / wr))
+            t2 = np.where(np.isnan(t2), 0.0, t2)
+            best = int(np.argmax(t2))
+            t_best = math.sqrt(float(t2[best]))
+            if t_best == 0.0:
+                continue
+            p = min(1.0, len(k) * student_t_sf(t_best, df))
+            if p > self.alpha:
+                continue
+            at = lo + int(k[self._located(np, wl, wr, rss, n)])
+            self.found[at] = p
+            stack.append((lo, at))
+            stack.append((at, hi))
+
+    @staticmethod
+    def _located(np: Any, wl: Any, wr: Any, rss: Any, n: int) -> int:
+        """The centre of the three neighbouring splits of largest posterior mass."""
+        # A floor keeps the log finite where a split leaves no residual (constant sides).
+        floor = float(rss.max()) * 1e-12 + 1e-300
+        logp = -0.5 * np.log(wl * wr) - 0.5 * (n - 2) * np.log(rss + floor)
+        post = np.exp(logp - logp.max())
+        if len(post) < 3:
+            return int(np.argmax(post))
+        # Mass of each split with its two neighbours (the end splits have one).
+        window = post.copy()
+        window[1:] += post[:-1]
+        window[:-1] += post[1:]
+        # Among windows as heavy as the heaviest, the one centred on the likeliest split:
+        # a sure step (all mass on one split) is placed there, not one point beside it.
+        heavy = np.flatnonzero(window >= window.max() * (1 - 1e-9))
+        return int(heavy[np.argmax(post[heavy])])
+
+
+def _levels(np: Any, medians: Any, cuts: list[int]) -> list[float]:
+    bounds = [0, *cuts, len(medians)]
+    return [float(np.median(medians[a:b])) for a, b in itertools.pairwise(bounds)]
+
+
+def _check(name: str, values: Sequence[float | None] | None, n: int) -> None:
+    if values is not None and len(values) != n:
+        raise ArgumentError(
+            argument=name, reason=f"expected {n} values (one per median), got {len(values)}"
+        )
+
+
+def find_change_points(
+    medians: Sequence[float],
+    p20: Sequence[float | None] | None = None,
+    p80: Sequence[float | None] | None = None,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    min_segment: int = DEFAULT_MIN_SEGMENT,
+) -> list[ChangePoint]:
+    """The steps in a series of positive timings (oldest first), by the method above.
+
+    Args:
+        medians: Each point's median (any positive unit, e.g. ns).
+        p20: Each point's p20 (None where unknown), or None for none at all.
+        p80: Each point's p80, likewise.
+        alpha: Significance level of each split's test.
+        min_segment: The fewest points on each side of a tested change (at least 2).
+
+    Returns:
+        The change points, by index. A series of fewer than ``2 * min_segment`` points
+        gets compare's rule between neighbours instead (``tested=False``).
+
+    Raises:
+        ArgumentError: for a median that is not a positive finite number, lists of
+            different lengths, ``alpha`` outside (0, 1) or ``min_segment`` below 2.
+    """
+    n = len(medians)
+    _check("p20", p20, n)
+    _check("p80", p80, n)
+    if not 0.0 < alpha < 1.0:
+        raise ArgumentError(argument="alpha", reason=f"expected 0 < alpha < 1, got {alpha!r}")
+    if min_segment < 2:
+        raise ArgumentError(
+            argument="min_segment", reason=f"expected an integer >= 2, got {min_segment!r}"
+        )
+    import numpy as np  # noqa: PLC0415 - numpy stays out of `import kernelindex_sdk`
+
+    try:
+        values = np.asarray(medians, dtype=float)
+        clean = bool(np.isfinite(values).all() and (values > 0).all()) and values.ndim == 1
+        # True is 1.0 to numpy, not a timing.
+        clean = clean and not any(type(m) is bool for m in medians)
+    except (TypeError, ValueError):
+        clean = False
+    if not clean:
+        # The slow walk only to name the first bad value.
+        for i, m in enumerate(medians):
+            if isinstance(m, bool) or not (
+                isinstance(m, int | float) and math.isfinite(m) and m > 0
+            ):
+                raise ArgumentError(
+                    argument="medians", reason=f"[{i}]: expected a positive number, got {m!r}"
+                )
+    if n < 2:
+        return []
+    if n < 2 * min_segment:
+        return _short_series(medians, p20, p80)
+    lows = highs = None
+    if p20 is not None and p80 is not None:
+        lows = np.array([np.nan if v is None else v for v in p20], dtype=float)
+        highs = np.array([np.nan if v is None else v for v in p80], dtype=float)
+    segmenter = _Segmenter(np, np.log(values), _weights(np, lows, highs, n), alpha, min_segment)
+    segmenter.split(0, n)
+    cuts = sorted(segmenter.found)
+    levels = _levels(np, values, cuts)
+    return [
+        ChangePoint(
+            index=at,
+            before=levels[i],
+            after=levels[i + 1],
+            ratio=levels[i + 1] / levels[i],
+            p_value=segmenter.found[at],
+        )
+        for i, at in enumerate(cuts)
+    ]
+
+
+def _short_series(
+    medians: Sequence[float],
+    p20: Sequence[float | None] | None,
+    p80: Sequence[float | None] | None,
+) -> list[ChangePoint]:
+    """compare's rule between each point and the next: a series too short to test."""
+    # compare sits below the store: the rule is shared, not copied.
+    from ..compare import Stat, is_significant  # noqa: PLC0415 - loaded for short series only
+
+    def stat(i: int) -> Stat:
+        low = None if p20 is None else p20[i]
+        high = None if p80 is None else p80[i]
+        return Stat("latency", "ns", medians[i], low, high)
+
+    out = []
+    for i in range(1, len(medians)):
+        before, after = stat(i - 1), stat(i)
+        if is_significant(before, after, SHORT_SERIES_THRESHOLD):
+            out.append(
+                ChangePoint(
+                    index=i,
+                    before=float(medians[i - 1]),
+                    after=float(medians[i]),
+                    ratio=float(medians[i]) / float(medians[i - 1]),
+                    p_value=None,
+                    tested=False,
+                )
+            )
+    return out

@@ -1,0 +1,100 @@
+"""``kernelindex ingest`` and ``export`` from the command line: counts, exit statuses."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from _records import bundle
+
+from kernelindex_sdk import dumps
+from kernelindex_sdk._cli import main
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+SWEEP = FIXTURES / "h200-jsd-sweep.jsonl"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_ingest_then_again_then_export(store_url: str, tmp_path: Path) -> None:
+    status, _, err = run("ingest", str(SWEEP), "--db", store_url)
+    assert status == 0, err
+    assert "64 record(s) added, 0 skipped" in err
+    status, _, err = run("ingest", str(FIXTURES), "--db", store_url)
+    assert status == 0, err
+    assert "1 record(s) added, 64 skipped (64 already stored" in err
+    out = tmp_path / "out.jsonl"
+    status, _, err = run("export", "--db", store_url, "-o", str(out), "--provider", "torch")
+    assert status == 0, err
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 16
+    status, stdout, _ = run("export", "--db", store_url)
+    assert stdout.startswith(SWEEP.read_text(encoding="utf-8"))
+
+
+def test_clash_exits_1_with_both_places(store_url: str, tmp_path: Path) -> None:
+    doc = bundle()
+    first = tmp_path / "first.jsonl"
+    first.write_text(dumps(doc, indent=None) + "\n", encoding="utf-8")
+    assert run("ingest", str(first), "--db", store_url)[0] == 0
+    doc["run"]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    second = tmp_path / "second.jsonl"
+    second.write_text(dumps(doc, indent=None) + "\n", encoding="utf-8")
+    status, _, err = run("ingest", str(second), "--db", store_url)
+    assert status == 1
+    assert f"{second}:1: /run/metadata/name: run " in err
+    assert f"(from {first}:1 in " in err
+    assert "1 refused (1 clash(es) with the store)" in err
+    assert "Traceback" not in err
+
+
+def test_missing_path_exits_2_after_ingesting_the_others(store_url: str, tmp_path: Path) -> None:
+    status, _, err = run("ingest", str(tmp_path / "absent.jsonl"), str(SWEEP), "--db", store_url)
+    assert status == 2
+    assert "absent.jsonl: no such file or directory" in err
+    assert "64 record(s) added" in err
+
+
+def test_export_refuses_the_store_file(tmp_path: Path) -> None:
+    db = tmp_path / "k.sqlite3"
+    assert run("ingest", str(SWEEP), "--db", str(db))[0] == 0
+    before = db.read_bytes()
+    status, _, err = run("export", "--db", str(db), "-o", str(db))
+    assert status == 2
+    assert "is the store's own file" in err
+    assert db.read_bytes() == before
+
+
+def test_export_of_absent_store_exits_2_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "none.sqlite3"
+    status, _, err = run("export", "--db", str(db))
+    assert status == 2
+    assert "no kernelindex store here" in err
+    assert not db.exists()
+
+
+def test_bad_commit_time_is_one_line(tmp_path: Path) -> None:
+    status, _, err = run(
+        "ingest", str(SWEEP), "--db", str(tmp_path / "k.db"), "--commit-time", "soon"
+    )
+    assert status == 2
+    assert err.strip().splitlines() == [
+        "kernelindex ingest: argument --commit-time: expected an RFC 3339 timestamp with a"
+        " zone, got 'soon' (see 'kernelindex ingest --help')"
+    ]
+    assert not (tmp_path / "k.db").exists()
+
+
+def test_ingest_from_stdin(tmp_path: Path) -> None:
+    doc = bundle()
+    stdin = io.BytesIO((json.dumps(doc) + "\n" + json.dumps(bundle()) + "\n").encode())
+    out, err = io.StringIO(), io.StringIO()
+    status = main(
+        ["ingest", "-", "--db", str(tmp_path / "k.db")], stdout=out, stderr=err, stdin=stdin
+    )
+    assert status == 0, err.getvalue()
+    assert "2 record(s) added" in err.getvalue()

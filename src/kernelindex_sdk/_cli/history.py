@@ -24,10 +24,9 @@ def _count(text: str) -> int:
 
 def window(text: str) -> int:
     """``--window N``: a positive integer."""
-    value = _count(text)
-    if value < 1:
+    if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+    return int(text)
 
 
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:

@@ -13,6 +13,7 @@ import pytest
 from _history_records import bundle, template, write_jsonl
 from _history_rows import row
 
+from kernelindex_sdk import digest
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store.changepoints import find_change_points
@@ -255,3 +256,46 @@ def test_a_huge_window_takes_every_point_and_a_branch_without_runs_pairs_nothing
     status, out, _ = run("compare", "--history", "dev", str(new), "--db", db)
     assert status == 0
     assert "only in NEW" in out
+
+
+def with_software(doc: dict[str, Any], driver: str, torch: str) -> dict[str, Any]:
+    """The bundle on the same GPU with another driver and torch: a new environment."""
+    env = doc["environment"]
+    env["spec"]["software"].update(driver=driver, torch=torch)
+    env["metadata"]["name"] += "-" + driver.replace(".", "-")
+    doc["run"]["spec"]["environmentDigest"] = digest.environment_digest(env["spec"])
+    return doc
+
+
+def test_stored_records_name_an_environment_step_and_a_labels_step(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Held-out through the store: t-distributed noise, a 4% step where the driver and
+    torch moved, then a 5% step where only a label moved."""
+    rng = np.random.default_rng(77)
+    base = template()
+    docs = []
+    for i in range(70):
+        level = 500_000 * (1.04 if i >= 25 else 1.0) * (1.05 if i >= 50 else 1.0)
+        median = round(level * (1 + 0.01 * rng.standard_t(3) / np.sqrt(3)))
+        doc = bundle(base, i, median, commit=f"{i:040x}", branch="main")
+        if i >= 25:
+            doc = with_software(doc, "590.1", "2.12.0")
+        if i >= 50:
+            doc["run"]["metadata"]["labels"]["flavour"] = "new"
+        docs.append(doc)
+    ingest(store_url, tmp_path / "main.jsonl", docs)
+    status, out, err = run("history", "--db", store_url, "--format", "json")
+    assert (status, err) == (0, "")
+    [series] = json.loads(out)["series"]
+    first, second = series["changes"]
+    assert (first["index"], first["cause"], first["direction"]) == (25, "environment", "slower")
+    assert [(d["field"], d["before"], d["after"]) for d in first["differences"]] == [
+        ("software.driver", "580.159.04", "590.1"),
+        ("software.torch", "2.11.0+cu130", "2.12.0"),
+    ]
+    assert (second["index"], second["cause"]) == (50, "labels")
+    assert [(d["field"], d["before"], d["after"]) for d in second["differences"]] == [
+        ("flavour", None, "new")
+    ]
+    assert second["run"] == series["points"][50]["run"]

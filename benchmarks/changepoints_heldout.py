@@ -198,6 +198,20 @@ def _verdict(row: dict[str, Any]) -> bool:
     )
 
 
+def _by_kind(by_layout: dict[str, list[int]]) -> dict[str, float]:
+    """Steps found in series of one step (the issue's kind) and of several."""
+    out = {}
+    for size in ("5%", "3%"):
+        for kind, layouts in (
+            ("one_step", ("middle", "near start", "near end")),
+            ("several_steps", ("two steps", "three steps")),
+        ):
+            hit = sum(by_layout[f"{size} {layout}"][0] for layout in layouts)
+            total = sum(by_layout[f"{size} {layout}"][1] for layout in layouts)
+            out[f"found_{size[0]}pct_{kind}"] = round(hit / total, 4)
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--series", type=int, default=200, help="step series per size and case")
@@ -208,6 +222,7 @@ def main() -> int:
     results = run(args.series, args.seed)
     for name, row in results.items():
         row["meets_goals"] = _verdict(row)
+        row.update(_by_kind(row["steps_found_by_layout"]))
         print(
             f"{name:40} 5%: {row['found_5pct']:.4f} 3%: {row['found_3pct']:.4f}"
             f" fa/1000: {row['false_alarms_per_1000']:.3f}"

@@ -16,7 +16,7 @@ The method (docs/history.md states it in full):
   of a single change point under a flat prior (Gaussian noise, flat priors on the two
   levels, Jeffreys prior on the noise; Smith 1975) summed over three neighbouring splits,
   and the centre of the heaviest three. It places a 3% step within one point more often
-  than the likeliest split (the maximum-likelihood one) does: 99.3% against 98.2% in
+  than the likeliest split (the maximum-likelihood one) does: 98.9% against 97.8% in
   benchmarks/changepoints.py.
 - **The circular test** (Olshen et al. 2004): where no single split of a segment is
   significant, the stretch ``[i, j)`` inside it that stands apart from the rest most is

@@ -217,7 +217,14 @@ def test_failed_runs_only_zero_and_huge_medians_and_no_spread(tmp_path: Path) ->
 
 def test_control_characters_are_escaped_in_text_and_markdown() -> None:
     rows = [
-        row(i, 1e6 * (1.2 if i >= 2 else 1.0), labels={"v\x1b[31m": f"{i >= 2}\n"}, commit="c\r")
+        row(
+            i,
+            1e6 * (1.2 if i >= 2 else 1.0),
+            labels={"v\x1b[31m": f"{i >= 2}\n"},
+            commit="c\r",
+            hardware="GPU\x07\u2028",
+            provider="t\x00",
+        )
         for i in range(4)
     ]
     found = history(rows, spec=spec)
@@ -225,7 +232,11 @@ def test_control_characters_are_escaped_in_text_and_markdown() -> None:
         text = render_history(found, fmt)
         assert "\x1b" not in text
         assert "\r" not in text
+        assert "\x07" not in text
+        assert "\x00" not in text
+        assert "\u2028" not in text
         assert "\\x1b" in text
+        assert "GPU\\x07\\u2028" in text
     assert json.loads(render_history(found, "json"))["series"][0]["points"][0]["commit"] == "c\r"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 
@@ -17,9 +17,11 @@ import attrs
 
 from . import _bundle_reader, _jsontext, documents, validation
 from ._converter import as_json
+from ._display import display_path
+from ._input_rules import InputRules
 from ._semantic import _UNITS
 from .documents import FileProblem
-from .errors import SchemaValidationError
+from .errors import Problem, SchemaValidationError
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
@@ -341,25 +343,44 @@ def _load(
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
     reader = _bundle_reader.BundleReader()
+    # One input, one namespace: what validate refuses across records is refused here too.
+    rules = InputRules()
     for document in documents.iter_documents(paths, stdin=stdin):
         # The quick reader does not recompute digests: verifying takes the full path.
-        quick = None if verify_digests else reader.read(document.text)
-        if quick is not None:
-            # A valid bundle, read without the full check (see _bundle_reader).
-            result.add(quick, f"{document.source}:{document.line}")
-            continue
-        # Parsed text carries its scan: the value is checked as JSON once, not twice.
-        parsed = _jsontext.parse_document(document.text)
-        value = parsed.value
-        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
-        if not problems and not _is_run(value):
-            # A valid protocol or environment document: nothing to compare, not an error.
-            continue
+        value = None if verify_digests else reader.read(document.text)
+        problems: list[Problem] = []
+        text: str | bytes | None = document.text
+        if value is None:
+            # Parsed text carries its scan: the value is checked as JSON once, not twice.
+            parsed = _jsontext.parse_document(document.text)
+            value, text = parsed.value, parsed.text
+            problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        if not problems:
+            clashes = rules.admit(value, display_path(document.label)).problems
+            problems = list(_located(clashes, text))
         if problems:
             result.invalid += 1
             result.problems.extend(FileProblem.in_document(document, p) for p in problems)
             continue
-        result.add(value, f"{document.source}:{document.line}")
+        if _is_run(value):
+            # A valid protocol or environment document: nothing to compare, not an error.
+            result.add(value, f"{document.source}:{document.line}")
+
+
+def _located(problems: Iterable[Problem], text: str | bytes | None) -> Iterator[Problem]:
+    """Problems found in a parsed value, given the line and column of their pointer."""
+    source_map: _jsontext.SourceMap | None = None
+    for problem in problems:
+        if text is None:
+            yield problem
+            continue
+        if source_map is None:
+            # Only a record with a problem pays for the map (the quick path read valid UTF-8).
+            source_map = _jsontext.SourceMap(
+                text if isinstance(text, str) else text.decode("utf-8", "replace")
+            )
+        where = source_map.locate(problem.pointer)
+        yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
 def _is_run(value: dict[str, Any]) -> bool:
@@ -377,11 +398,15 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
     if isinstance(records, RunSet):
         return records
     result = RunSet()
+    rules = InputRules()
     for index, record in enumerate(records):
         value = as_json(record)
+        where = f"record {index}"
         problems = validation.validate(value)
+        if not problems:
+            problems = list(rules.admit(value, where).problems)
         if problems:
-            raise SchemaValidationError(problems=problems, source=f"record {index}")
+            raise SchemaValidationError(problems=problems, source=where)
         if _is_run(value):
             result.add(value, f"record {index}")
     return result

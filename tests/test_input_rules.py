@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest
 from kernelindex_sdk._cli import main
@@ -19,8 +20,6 @@ from kernelindex_sdk.documents import validate_paths
 from kernelindex_sdk.errors import RecordSetError, SchemaValidationError
 from kernelindex_sdk.merge import merge_paths, merge_records
 from kernelindex_sdk.report import families
-
-from _records import bundle, write_jsonl
 
 
 def _same_name(first: dict[str, Any]) -> dict[str, Any]:

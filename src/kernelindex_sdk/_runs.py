@@ -19,6 +19,7 @@ from . import _bundle_reader, _jsontext, documents, validation
 from ._converter import as_json
 from ._display import display_path
 from ._input_rules import InputRules
+from ._noise import is_noisy
 from ._semantic import _UNITS
 from .documents import FileProblem
 from .errors import Problem, SchemaValidationError
@@ -130,6 +131,13 @@ class Run(NamedTuple):
     def metric(self) -> str:
         """The metric of :attr:`value`; ``latency`` for a failed run."""
         return "latency" if self.value is None else self.value.metric
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the run's latency is noisy by the one rule (``_noise.is_noisy``: its
+        p80 / p20 above 1.10), read from its p20 and p80 as any record carries them."""
+        v = self.value
+        return v is not None and v.metric == "latency" and is_noisy(v.p20, v.p80)
 
 
 @attrs.define

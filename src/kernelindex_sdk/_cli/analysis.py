@@ -6,6 +6,7 @@ import argparse
 import warnings
 
 from .. import compare, documents, report
+from .._display import printable
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
 from ._common import (
@@ -75,19 +76,28 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
     if invalid:
         print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
         status = EXIT_INVALID
-    if args.fail_on_regression is not None:
-        slower = result.regressions(args.fail_on_regression)
-        for pair in slower:
-            if pair.base is not None and pair.new is not None and pair.ratio is not None:
-                who = f"{pair.base.implementation} -> {pair.new.implementation}"
-                print(
-                    f"regression: {result.label(pair.base)} · {who}: NEW/BASE"
-                    f" {pair.ratio:.3f}, more than {args.fail_on_regression:g}% slower",
-                    file=io.stderr,
-                )
-        if slower:
-            status = EXIT_INVALID
+    if args.fail_on_regression is not None and not _gate(result, args.fail_on_regression, io):
+        status = EXIT_INVALID
     return status
+
+
+def _gate(result: compare.Comparison, percent: float, io: Streams) -> bool:
+    """Name each regression and each pair the gate cannot judge; whether the gate passed."""
+    slower = result.regressions(percent)
+    for pair in slower:
+        if pair.base is not None and pair.new is not None and pair.ratio is not None:
+            who = f"{pair.base.implementation} -> {pair.new.implementation}"
+            what = printable(f"{result.label(pair.base)} · {who}")
+            print(
+                f"regression: {what}: NEW/BASE {pair.ratio:.3f}, more than {percent:g}% slower",
+                file=io.stderr,
+            )
+    unjudged = result.problems
+    for pair in unjudged:
+        base, new = pair.run, pair.new or pair.run
+        what = printable(f"{result.label(base)} · {base.implementation} -> {new.implementation}")
+        print(f"cannot judge: {what}: {printable(pair.problem or '')}", file=io.stderr)
+    return not slower and not unjudged
 
 
 def _cmd_report(args: argparse.Namespace, io: Streams) -> int:

@@ -59,6 +59,13 @@ def _problems(runs: RunSet, side: str, io: Streams) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
+    if args.base == documents.STDIN and args.new == documents.STDIN:
+        # Standard input reads once: NEW would be an empty document, not a second input.
+        print(
+            "kernelindex: compare: BASE and NEW cannot both be '-' (stdin is read once)",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)
     invalid = _problems(base, "BASE", io) + _problems(new, "NEW", io)

@@ -15,7 +15,7 @@ from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest, report
 from kernelindex_sdk._cli import main
-from kernelindex_sdk.compare import Stat, comparable, compare, is_significant, render
+from kernelindex_sdk.compare import Stat, _comparable, compare, is_significant, render
 from kernelindex_sdk.errors import ArgumentError
 
 
@@ -90,11 +90,11 @@ def test_memory_in_other_units_is_converted_and_gated(tmp_path: Path) -> None:
 
 
 def test_units_of_different_dimensions_are_a_problem() -> None:
-    assert comparable(Stat("x", "MiB", 1.0), Stat("x", "ms", 1.0)) == "units differ: 'MiB' vs 'ms'"
-    assert comparable(Stat("x", "widgets", 1.0), Stat("x", "gadgets", 1.0)) == (
+    assert _comparable(Stat("x", "MiB", 1.0), Stat("x", "ms", 1.0)) == "units differ: 'MiB' vs 'ms'"
+    assert _comparable(Stat("x", "widgets", 1.0), Stat("x", "gadgets", 1.0)) == (
         "units differ: 'widgets' vs 'gadgets'"
     )
-    b, n = comparable(Stat("x", "ms", 1.0, 0.5, 2.0), Stat("x", "us", 1500.0))  # type: ignore[misc]
+    b, n = _comparable(Stat("x", "ms", 1.0, 0.5, 2.0), Stat("x", "us", 1500.0))  # type: ignore[misc]
     assert (b.unit, b.median, b.p20, b.p80, n.median) == ("ns", 1e6, 5e5, 2e6, 1.5e6)
 
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+from . import _arguments
 from ._display import csv_cell, markdown_text, printable
 from ._noise import NOISY_SPREAD
 from ._runs import without_collection
@@ -30,8 +31,10 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
     """The comparison in one of :data:`FORMATS`, ending with a newline.
 
     Raises:
-        ArgumentError: for an unknown format (it is a ValueError too).
+        ArgumentError: for an unknown format (it is a ValueError too), or when
+            ``comparison`` is not a Comparison.
     """
+    _comparison(comparison)
     if fmt == "json":
         # One pair per line: readable, diffable, and written by json's C encoder
         # (an indented dump takes its pure Python path, twice as slow on 50,000 pairs).
@@ -44,6 +47,12 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
     raise ArgumentError(
         argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
     )
+
+
+def _comparison(value: Any) -> None:
+    from .compare import Comparison  # noqa: PLC0415 - compare imports this module
+
+    _arguments.instance(value, Comparison, "comparison")
 
 
 def noise_legend() -> str:
@@ -160,7 +169,12 @@ def _side_json(run: Run | None) -> dict[str, Any] | None:
 
 
 def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
-    """The documented JSON form: one object per row, pairs first, then the unpaired."""
+    """The documented JSON form: one object per row, pairs first, then the unpaired.
+
+    Raises:
+        ArgumentError: when ``c`` is not a Comparison.
+    """
+    _comparison(c)
     out = []
     for pair in [*c.pairs, *c.unpaired]:
         run = pair.run

@@ -15,7 +15,7 @@ from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 
 import attrs
 
-from . import _bundle_reader, _jsontext, documents, validation
+from . import _arguments, _bundle_reader, _jsontext, documents, validation
 from ._converter import as_json
 from ._display import display_path
 from ._input_rules import InputRules
@@ -340,6 +340,7 @@ def load_runs(
 
     Raises:
         InputError: when a path does not exist or cannot be read.
+        ArgumentError: when ``paths`` is not a list of paths (a single str, say).
     """
     result = RunSet()
     _load(result, paths, stdin, verify_digests)
@@ -402,9 +403,11 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
 
     Raises:
         SchemaValidationError: when a record is invalid (its position is the source).
+        ArgumentError: when ``records`` is not an iterable of records (one record, a str).
     """
     if isinstance(records, RunSet):
         return records
+    records = _arguments.records(records)
     result = RunSet()
     rules = InputRules()
     for index, record in enumerate(records):

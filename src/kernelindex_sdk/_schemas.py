@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from . import _arguments
 from ._files import ensure_folder, write_text_atomic
 from .errors import InputError
 
@@ -86,10 +87,12 @@ def schema_files_for(kind: str | None = None) -> list[str]:
 
     Raises:
         InputError: for an unknown kind.
+        ArgumentError: when ``kind`` is not a str or None.
     """
     schemas = load_schemas()
     if kind is None:
         return sorted(schemas)
+    _arguments.instance(kind, str, "kind")
     needed = [_file_of(kind)]
     for name in needed:
         needed.extend(ref for ref in sorted(set(_refs(schemas[name]))) if ref not in needed)
@@ -139,8 +142,9 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
 
     Raises:
         InputError: when the folder or a file cannot be written, or for an unknown kind.
+        ArgumentError: when ``out`` is not a path or ``kind`` not a str or None.
     """
-    folder = Path(out)
+    folder = Path(_arguments.path(out, "out"))
     names = schema_files_for(kind)
     ensure_folder(folder)
     written = []

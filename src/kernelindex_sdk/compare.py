@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import attrs
 
+from . import _arguments
 from ._compare_render import FORMATS, pairs_as_json, render
 from ._messages import short_repr
 from ._runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
@@ -29,12 +30,10 @@ __all__ = [
     "Run",
     "RunSet",
     "Stat",
-    "comparable",
     "compare",
     "environment_label",
     "field_differences",
     "higher_is_better",
-    "in_base_unit",
     "is_significant",
     "load_runs",
     "pairs_as_json",
@@ -72,7 +71,7 @@ def _fraction(argument: str, value: Any) -> float:
     return value
 
 
-def in_base_unit(stat: Stat) -> Stat:
+def _in_base_unit(stat: Stat) -> Stat:
     """``stat`` in its dimension's base unit (MiB and GiB in bytes, ms in ns); a unit the
     table does not know stays as it is."""
     dimension = _UNITS.get(stat.unit)
@@ -88,7 +87,7 @@ def in_base_unit(stat: Stat) -> Stat:
     )
 
 
-def comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
+def _comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
     """The two statistics in one unit, or why they cannot be compared.
 
     Units of one dimension are converted (1 MiB against 10 GiB compares 2^20 bytes with
@@ -99,7 +98,7 @@ def comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
         b, n = _UNITS.get(base.unit), _UNITS.get(new.unit)
         if b is None or n is None or b[0] != n[0]:
             return f"units differ: {base.unit!r} vs {new.unit!r}"
-        base, new = in_base_unit(base), in_base_unit(new)
+        base, new = _in_base_unit(base), _in_base_unit(new)
     for side, stat in (("BASE", base), ("NEW", new)):
         if not stat.median > 0:
             return f"{side} median is {short_repr(stat.median)} {stat.unit}: no ratio"
@@ -140,6 +139,8 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
         True when the change is significant by both tests.
     """
     threshold = _fraction("threshold", threshold)
+    _arguments.instance(base, Stat, "base")
+    _arguments.instance(new, Stat, "new")
     if not _beyond(base.median, new.median, threshold):
         return False
     return bool(base.high < new.low or new.high < base.low)
@@ -147,7 +148,12 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
 
 def higher_is_better(stat: Stat) -> bool:
     """Whether a larger value of ``stat`` is an improvement: rates (bytes or FLOP per
-    second); time, memory and unknown units are better smaller."""
+    second); time, memory and unknown units are better smaller.
+
+    Raises:
+        ArgumentError: when ``stat`` is not a Stat.
+    """
+    _arguments.instance(stat, Stat, "stat")
     return _UNITS.get(stat.unit, ("", 1))[0] in ("bytes/s", "flop/s")
 
 
@@ -211,7 +217,7 @@ class Pair:
         b, n = self.base.value, self.new.value
         if b is None or n is None:  # pragma: no cover - a ratio implies values
             return False
-        both = comparable(b, n)
+        both = _comparable(b, n)
         if isinstance(both, str):  # pragma: no cover - a ratio implies comparable values
             return False
         b, n = both
@@ -296,8 +302,14 @@ def _sides(pair: Pair) -> Iterator[Run]:
 
 
 def environment_label(run: Run, *sets: RunSet) -> str:
-    """The run's GPU (``hardware.product``) when an environment object is known, else a digest."""
+    """The run's GPU (``hardware.product``) when an environment object is known, else a digest.
+
+    Raises:
+        ArgumentError: when ``run`` is not a Run or a set is not a RunSet.
+    """
+    _arguments.instance(run, Run, "run")
     for s in sets:
+        _arguments.instance(s, RunSet, "sets")
         spec = s.objects.get(run.environment_digest)
         if isinstance(spec, dict):
             product = spec.get("hardware", {}).get("product")
@@ -307,7 +319,16 @@ def environment_label(run: Run, *sets: RunSet) -> str:
 
 
 def workload_label(run: Run, names: Iterable[str] | None = None) -> str:
-    """``operation pass name=value ...`` for the given parameter names (all when None)."""
+    """``operation pass name=value ...`` for the given parameter names (all when None).
+
+    Raises:
+        ArgumentError: when ``run`` is not a Run or ``names`` not an iterable of str.
+    """
+    _arguments.instance(run, Run, "run")
+    if names is not None and (isinstance(names, str) or not isinstance(names, Iterable)):
+        raise ArgumentError(
+            argument="names", reason=f"expected parameter names, got {short_repr(names)}"
+        )
     w = run.workload
     if w is None:
         return f"workload {run.workload_digest.split(':', 1)[-1][:12]}"
@@ -464,7 +485,7 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
     bv, nv = b.value, n.value
     if bv is None or nv is None:
         return Pair(b, n, notes=notes)
-    both = comparable(bv, nv)
+    both = _comparable(bv, nv)
     if isinstance(both, str):
         return Pair(b, n, notes=(*notes, both), problem=both)
     bv, nv = both

@@ -24,7 +24,7 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _jsontext, validation
+from . import _arguments, _jsontext, validation
 from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
 from ._files import describe_mode, existing_kind, replace_file
 from ._input_rules import InputRules
@@ -210,7 +210,7 @@ def _search(folder: Path, on_error: OnError | None) -> list[Path]:
 
 def _expand(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[str | Path]:
     seen: set[str] = set()
-    for given in paths:
+    for given in _arguments.paths(paths):
         if str(given) == STDIN:
             candidates: list[str | Path] = [STDIN]
         else:

@@ -17,7 +17,7 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _jsontext, validation
+from . import _arguments, _jsontext, validation
 from ._converter import as_json
 from ._display import display_path
 from ._files import existing_kind, replace_file
@@ -161,7 +161,7 @@ def merge_records(records: Iterable[Any], *, verify_digests: bool = False) -> Me
         RecordSetError: listing every invalid record and every clash.
     """
     merger = _Merger()
-    for i, record in enumerate(records):
+    for i, record in enumerate(_arguments.records(records)):
         merger.read += 1
         value = as_json(record)
         place = _Place(f"records[{i}]")
@@ -188,6 +188,8 @@ def write_records(
         InputError: for a regular file whose name does not end in ``.jsonl``, for a
             path naming a folder, socket or block device, or one that cannot be written.
     """
+    path = _arguments.path(path)
+    records = _arguments.records(records)
     if str(path) == STDIN:
         with JSONLinesWriter(STDIN, stream=stream) as out:
             for record in records:

@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import attrs
 
+from . import _arguments
 from ._compare_render import noise_legend
 from ._display import markdown_text, printable
 from ._messages import short_repr
@@ -169,6 +170,8 @@ def families(records: Iterable[Any] | RunSet, *, x: str | None = None) -> list[F
         SchemaValidationError: when a record given as a model or JSON value is invalid.
     """
     runs = run_set(records)
+    if x is not None and not isinstance(x, str):
+        raise ArgumentError(argument="x", reason=f"expected a parameter name, got {short_repr(x)}")
     groups: dict[tuple[Any, ...], list[Run]] = {}
     for run in _with_memory(runs.runs):
         w = run.workload
@@ -271,7 +274,12 @@ def table_rows(
     family: Family, esc: Callable[[str], str] = printable
 ) -> tuple[list[str], list[list[str]]]:
     """The header and rows of a family's table, record text passed through ``esc``
-    (printable for text; :func:`~kernelindex_sdk._display.markdown_text` for Markdown)."""
+    (printable for text; :func:`~kernelindex_sdk._display.markdown_text` for Markdown).
+
+    Raises:
+        ArgumentError: when ``family`` is not a Family.
+    """
+    _arguments.instance(family, Family, "family")
     first, others = family.implementations[0], family.implementations[1:]
     word = "speedup" if family.unit == "ns" else family.metric
     header = [esc(family.x or "point"), *map(esc, family.implementations)]
@@ -298,6 +306,7 @@ def render(found: list[Family], fmt: str = "text") -> str:
         raise ArgumentError(
             argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}"
         )
+    _families(found)
     esc = markdown_text if fmt == "markdown" else printable
     parts = []
     noisy = False
@@ -321,6 +330,15 @@ def render(found: list[Family], fmt: str = "text") -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _families(found: Any) -> None:
+    """ArgumentError unless ``found`` is a list of Family (what :func:`families` returns)."""
+    if not isinstance(found, list) or not all(isinstance(f, Family) for f in found):
+        raise ArgumentError(
+            argument="found",
+            reason=f"expected a list of Family (from families()), got {short_repr(found)}",
+        )
+
+
 def summary_text(records: Iterable[Any] | RunSet, *, x: str | None = None) -> str:
     """The text tables of the points that ran: medians per implementation and speedups.
 
@@ -340,6 +358,8 @@ def plot(found: list[Family], path: str | Path) -> None:
         MissingDependencyError: when matplotlib (the ``[plot]`` extra) is not installed.
         InputError: when the suffix is not .png or .svg, or the file cannot be written.
     """
+    _families(found)
+    _arguments.path(path)
     from . import _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
 
     _plot.save(_plot.figure(found), path)

@@ -8,6 +8,7 @@ import inspect
 import io
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -59,7 +60,11 @@ FUNCTIONS = dict(_public_functions())
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_wrong_typed_arguments_raise_kernelindex_errors(name: str) -> None:
+def test_wrong_typed_arguments_raise_kernelindex_errors(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Some arguments are valid paths ("r.jsonl"): whatever a call writes lands here.
+    monkeypatch.chdir(tmp_path)
     fn = FUNCTIONS[name]
     required = [
         p

@@ -16,6 +16,7 @@ and ``1`` are not).
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -36,6 +37,10 @@ _RUN_OBJECTS: Final = (
     ("workload", "workload", "workloadDigest"),
     ("implementation", "implementation", "implementationDigest"),
 )
+_POINTERS: Final = {key: f"/{key}" for key, _, _ in _BUNDLE_OBJECTS}
+_SPEC_POINTERS: Final = {key: f"/{key}/spec" for key, _, _ in _BUNDLE_OBJECTS}
+# The most objects kept by id; past it the table starts again.
+_MAX_ADMITTED: Final = 256
 _STANDALONE_DIGEST: Final = {
     "BenchmarkProtocol": _digest.protocol_digest,
     "ExecutionEnvironment": _digest.environment_digest,
@@ -52,16 +57,12 @@ def _canonical(value: Any) -> bytes | None:
 def same_json(a: Any, b: Any) -> bool:
     """Whether two JSON values are one value: RFC 8785 forms equal.
 
-    Python's ``==`` calls ``True`` equal to ``1``; ``repr`` tells them apart, so equal
-    values that also print alike are the same, and anything else is decided by the
-    canonical form (``1`` against ``1.0``, say).
+    Python's ``==`` calls ``True`` equal to ``1``; ``marshal`` writes each value with its
+    type (in C, several times faster than ``repr``), so equal values that also marshal
+    alike are the same, and anything else is decided by the canonical form (``1``
+    against ``1.0``, or keys in another order).
     """
-    if a is b:
-        return True
-    if a == b and repr(a) == repr(b):
-        return True
-    left, right = _canonical(a), _canonical(b)
-    return left is not None and left == right
+    return a is b or _First("", a).same(b)
 
 
 @attrs.frozen
@@ -72,10 +73,32 @@ class Admission:
     repeat: bool = False
 
 
+_ADMITTED: Final = Admission()
+
+
 @attrs.define
 class _First:
+    """Where a name or digest was first seen, and what it stood for there."""
+
     where: str
     value: Any
+    # The value's marshal bytes, made on the first comparison: most values are compared
+    # many times. Version 0 writes no back-references and no interning flags, so equal
+    # values of equal types give equal bytes whatever objects they share.
+    _form: bytes | None = None
+
+    def same(self, other: Any) -> bool:
+        """Whether ``other`` is the same JSON value as :attr:`value` (see :func:`same_json`)."""
+        value = self.value
+        if value is other:
+            return True
+        if value == other:
+            if self._form is None:
+                self._form = marshal.dumps(value, 0)
+            if self._form == marshal.dumps(other, 0):
+                return True
+        left, right = _canonical(value), _canonical(other)
+        return left is not None and left == right
 
 
 @attrs.define
@@ -91,6 +114,10 @@ class InputRules:
     _runs: dict[str, _First] = attrs.field(factory=dict)
     _names: dict[tuple[str, str], _First] = attrs.field(factory=dict)
     _digests: dict[tuple[str, str], _First] = attrs.field(factory=dict)
+    # Protocol and environment objects already admitted, by id (the object is held, so
+    # its id stays its own), with the digest their run declared: the quick reader hands
+    # out one object for every line that repeats it, and it needs no second look.
+    _admitted: dict[int, tuple[Any, str]] = attrs.field(factory=dict)
 
     def admit(self, doc: dict[str, Any], where: str) -> Admission:
         """Check one schema-valid document; remember what it names when it has no problem.
@@ -102,14 +129,14 @@ class InputRules:
         Returns:
             The problems (each with its JSON pointer), or a repeat in ``repeats`` mode.
         """
-        named, shared = _members(doc)
+        named, shared = self._members(doc)
         run = named.pop("BenchmarkRun", None)
         problems: list[Problem] = []
         if run is not None:
             name = run[1]["metadata"]["name"]
             first = self._runs.get(name)
             if first is not None:
-                if self.repeats and same_json(first.value, doc):
+                if self.repeats and first.same(doc):
                     return Admission(repeat=True)
                 problems.append(
                     Problem(
@@ -118,68 +145,94 @@ class InputRules:
                         code="duplicate-name",
                     )
                 )
-        problems += self._name_clashes(named)
-        problems += self._digest_clashes(shared)
+        if named:
+            problems += self._name_clashes(named)
+        digests = self._digests
+        for kind, pointer, value, declared in shared:
+            seen = digests.get((kind, declared))
+            if seen is not None and not seen.same(value):
+                problems.append(
+                    Problem(
+                        pointer=pointer,
+                        message=(
+                            f"digest {declared!r} already stands for a different {kind}"
+                            f" at {seen.where}"
+                        ),
+                        code="digest-clash",
+                    )
+                )
         if problems:
             return Admission(problems=tuple(problems))
         if run is not None:
             # Merge compares whole records; the others only need the place.
-            first = _First(where, doc if self.repeats else None)
-            self._runs[run[1]["metadata"]["name"]] = first
+            self._runs[run[1]["metadata"]["name"]] = _First(where, doc if self.repeats else None)
+        self._remember(doc, where, named, shared)
+        return _ADMITTED
+
+    def _remember(
+        self,
+        doc: dict[str, Any],
+        where: str,
+        named: dict[str, tuple[str, dict[str, Any]]],
+        shared: list[tuple[str, str, Any, str]],
+    ) -> None:
+        """Take the names and digests of an admitted document (the first keeps its place)."""
         for kind, (_, value) in named.items():
             key = (kind, value["metadata"]["name"])
-            self._names.setdefault(key, _First(where, value))
+            if key not in self._names:
+                self._names[key] = _First(where, value)
+        digests = self._digests
         for kind, _, value, declared in shared:
-            self._digests.setdefault((kind, declared), _First(where, value))
-        return Admission()
+            if (kind, declared) not in digests:
+                digests[kind, declared] = _First(where, value)
+        if "kind" not in doc:
+            if len(self._admitted) >= _MAX_ADMITTED:
+                self._admitted.clear()
+            for member_key, _, field in _BUNDLE_OBJECTS:
+                member = doc.get(member_key)
+                if member is not None:
+                    self._admitted[id(member)] = (member, doc["run"]["spec"][field])
+
+    def _members(
+        self, doc: dict[str, Any]
+    ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[tuple[str, str, Any, str]]]:
+        """The named documents of ``doc`` (kind -> pointer, object) and the objects its
+        digests stand for (kind, pointer, object, digest), less the protocol and
+        environment objects admitted before under the same digest."""
+        kind = doc.get("kind")
+        if kind is not None:
+            if kind == "BenchmarkRun":
+                return {kind: ("", doc)}, list(_run_objects(doc, ""))
+            found = _STANDALONE_DIGEST[kind](doc["spec"])
+            return {kind: ("", doc)}, [(kind, "/spec", doc["spec"], found)]
+        run = doc["run"]
+        spec = run["spec"]
+        named: dict[str, tuple[str, dict[str, Any]]] = {"BenchmarkRun": ("/run", run)}
+        shared: list[tuple[str, str, Any, str]] = []
+        admitted = self._admitted
+        for key, member_kind, field in _BUNDLE_OBJECTS:
+            member = doc.get(key)
+            if member is None:
+                continue
+            declared = spec[field]
+            seen = admitted.get(id(member))
+            if seen is not None and seen[1] == declared:
+                continue
+            named[member_kind] = (_POINTERS[key], member)
+            shared.append((member_kind, _SPEC_POINTERS[key], member["spec"], declared))
+        shared.extend(_run_objects(run, "/run"))
+        return named, shared
 
     def _name_clashes(self, named: dict[str, tuple[str, dict[str, Any]]]) -> Iterator[Problem]:
         for kind, (pointer, value) in named.items():
             name = value["metadata"]["name"]
             first = self._names.get((kind, name))
-            if first is not None and not same_json(first.value, value):
+            if first is not None and not first.same(value):
                 yield Problem(
                     pointer=f"{pointer}/metadata/name",
                     message=f"name {name!r} already names a different {kind} at {first.where}",
                     code="duplicate-name",
                 )
-
-    def _digest_clashes(self, shared: list[tuple[str, str, Any, str]]) -> Iterator[Problem]:
-        for kind, pointer, value, declared in shared:
-            first = self._digests.get((kind, declared))
-            if first is not None and not same_json(first.value, value):
-                yield Problem(
-                    pointer=pointer,
-                    message=(
-                        f"digest {declared!r} already stands for a different {kind}"
-                        f" at {first.where}"
-                    ),
-                    code="digest-clash",
-                )
-
-
-def _members(
-    doc: dict[str, Any],
-) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[tuple[str, str, Any, str]]]:
-    """The named documents of ``doc`` (kind -> pointer, object) and the objects its
-    digests stand for (kind, pointer, object, digest)."""
-    kind = doc.get("kind")
-    if kind is not None:
-        if kind == "BenchmarkRun":
-            return {kind: ("", doc)}, list(_run_objects(doc, ""))
-        found = _STANDALONE_DIGEST[kind](doc["spec"])
-        return {kind: ("", doc)}, [(kind, "/spec", doc["spec"], found)]
-    named: dict[str, tuple[str, dict[str, Any]]] = {}
-    shared: list[tuple[str, str, Any, str]] = []
-    run = doc["run"]
-    named["BenchmarkRun"] = ("/run", run)
-    for key, member_kind, field in _BUNDLE_OBJECTS:
-        member = doc.get(key)
-        if member is not None:
-            named[member_kind] = (f"/{key}", member)
-            shared.append((member_kind, f"/{key}/spec", member["spec"], run["spec"][field]))
-    shared.extend(_run_objects(run, "/run"))
-    return named, shared
 
 
 def _run_objects(run: dict[str, Any], at: str) -> Iterator[tuple[str, str, Any, str]]:

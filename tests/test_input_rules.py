@@ -182,6 +182,10 @@ def test_true_and_1_are_different_values() -> None:
     assert problem.code == "digest-clash"
     assert not same_json({"x": True}, {"x": 1})
     assert not same_json([False], [0])
+    assert not same_json({"x": 1}, {"x": True})
+    assert not same_json({"x": [2, {"y": 0.0}]}, {"x": [2, {"y": False}]})
+    assert same_json({"x": [2, "a"]}, {"x": [2.0, "a"]})
+    assert not same_json({"x": [2, "a"]}, {"x": [2, "b"]})
     # RFC 8785: 1 and 1.0 are one number, so one digest.
     assert same_json({"x": 1}, {"x": 1.0})
     assert digest.canonical_bytes({"x": 1}) == digest.canonical_bytes({"x": 1.0})

@@ -64,7 +64,7 @@ def noise_legend() -> str:
     )
 
 
-def _side_cell(run: Run | None, esc: Callable[[str], str]) -> str:
+def _side_cell(run: Run | None, esc: Callable[[str], str], noisy: bool = False) -> str:
     if run is None:
         return "-"
     if run.status == "failed":
@@ -73,7 +73,7 @@ def _side_cell(run: Run | None, esc: Callable[[str], str]) -> str:
     if v is None:
         return "no value"
     cell = spread(v.median, v.p20, v.p80, v.unit)
-    return f"{cell} noisy" if run.noisy else cell
+    return f"{cell} noisy" if noisy else cell
 
 
 def _delta(pair: Pair) -> tuple[str, str]:
@@ -100,10 +100,11 @@ def _table(c: Comparison, *, markdown: bool) -> str:
         b, n = pair.base, pair.new
         if b is None or n is None:  # pragma: no cover - pairs have both sides
             continue
-        noisy = noisy or b.noisy or n.noisy
+        b_noisy, n_noisy = b.noisy, n.noisy
+        noisy = noisy or b_noisy or n_noisy
         ratio, delta = _delta(pair)
         cells = [esc(c.label(b)), esc(b.implementation), esc(n.implementation)]
-        cells += [_side_cell(b, esc), _side_cell(n, esc)]
+        cells += [_side_cell(b, esc, b_noisy), _side_cell(n, esc, n_noisy)]
         rows.append([*cells, ratio, delta, esc("; ".join(pair.notes))])
     geomeans = c.geomeans()
     for metric, mean in geomeans.items():

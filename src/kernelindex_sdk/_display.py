@@ -133,6 +133,9 @@ def display_path(name: str) -> str:
         The name with every byte that is not UTF-8 written ``\\xNN``; other lone
         surrogates are left for :func:`printable` or :func:`json_safe`.
     """
+    if name.isascii():
+        # No byte of an ASCII name needs escaping (the common case, once per record).
+        return name
     try:
         raw = os.fsencode(name)
     except UnicodeEncodeError:

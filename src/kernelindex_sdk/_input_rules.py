@@ -94,11 +94,26 @@ class _First:
             return True
         if value == other:
             if self._form is None:
-                self._form = marshal.dumps(value, 0)
-            if self._form == marshal.dumps(other, 0):
+                # b"" when no value of it can be mistaken for another: then == decides.
+                self._form = marshal.dumps(value, 0) if _ambiguous(value) else b""
+            if not self._form or self._form == marshal.dumps(other, 0):
                 return True
         left, right = _canonical(value), _canonical(other)
         return left is not None and left == right
+
+
+def _ambiguous(value: Any) -> bool:
+    """Whether ``value`` holds a boolean, or a number Python calls equal to one (0, 1).
+
+    Where it holds neither, a value ``==`` to it is the same JSON value: only ``True ==
+    1`` and ``False == 0`` make Python's equality looser than JSON's (``2 == 2.0`` are
+    one JSON number).
+    """
+    if isinstance(value, dict):
+        return any(_ambiguous(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_ambiguous(v) for v in value)
+    return isinstance(value, (bool, int, float)) and value in (0, 1)
 
 
 @attrs.define
@@ -112,6 +127,7 @@ class InputRules:
 
     repeats: bool = False
     _runs: dict[str, _First] = attrs.field(factory=dict)
+    _run_places: dict[str, str] = attrs.field(factory=dict)
     _names: dict[tuple[str, str], _First] = attrs.field(factory=dict)
     _digests: dict[tuple[str, str], _First] = attrs.field(factory=dict)
     # Protocol and environment objects already admitted, by id (the object is held, so
@@ -129,6 +145,8 @@ class InputRules:
         Returns:
             The problems (each with its JSON pointer), or a repeat in ``repeats`` mode.
         """
+        if not self.repeats and "kind" not in doc and self._known_bundle(doc, where):
+            return _ADMITTED
         named, shared = self._members(doc)
         run = named.pop("BenchmarkRun", None)
         problems: list[Problem] = []
@@ -142,6 +160,14 @@ class InputRules:
                     Problem(
                         pointer=f"{run[0]}/metadata/name",
                         message=f"name {name!r} already names a run at {first.where}",
+                        code="duplicate-name",
+                    )
+                )
+            elif name in self._run_places:
+                problems.append(
+                    Problem(
+                        pointer=f"{run[0]}/metadata/name",
+                        message=f"name {name!r} already names a run at {self._run_places[name]}",
                         code="duplicate-name",
                     )
                 )
@@ -165,9 +191,38 @@ class InputRules:
             return Admission(problems=tuple(problems))
         if run is not None:
             # Merge compares whole records; the others only need the place.
-            self._runs[run[1]["metadata"]["name"]] = _First(where, doc if self.repeats else None)
+            if self.repeats:
+                self._runs[run[1]["metadata"]["name"]] = _First(where, doc)
+            else:
+                self._run_places[run[1]["metadata"]["name"]] = where
         self._remember(doc, where, named, shared)
         return _ADMITTED
+
+    def _known_bundle(self, doc: dict[str, Any], where: str) -> bool:
+        """Admit a bundle whose every object was seen before, as it was (the common record
+        of a sweep: a new run name, the file's protocol and environment, a workload and an
+        implementation other runs declared already). False to check it in full."""
+        run = doc["run"]
+        spec = run["spec"]
+        name = run["metadata"]["name"]
+        if name in self._run_places:
+            return False
+        admitted = self._admitted
+        for key, _, field in _BUNDLE_OBJECTS:
+            member = doc.get(key)
+            if member is not None:
+                seen = admitted.get(id(member))
+                if seen is None or seen[1] != spec[field]:
+                    return False
+        digests = self._digests
+        for key, kind, field in _RUN_OBJECTS:
+            value = spec.get(key)
+            if value is not None:
+                first = digests.get((kind, spec[field]))
+                if first is None or not first.same(value):
+                    return False
+        self._run_places[name] = where
+        return True
 
     def _remember(
         self,

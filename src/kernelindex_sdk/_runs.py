@@ -364,16 +364,20 @@ def _load(
             parsed = _jsontext.parse_document(document.text)
             value, text = parsed.value, parsed.text
             problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        source = f"{document.source}:{document.line}"
         if not problems:
-            clashes = rules.admit(value, display_path(document.label)).problems
-            problems = list(_located(clashes, text))
+            # Places as validate names them: file:line in JSON Lines, the file otherwise.
+            where = display_path(source if document.json_lines else document.source)
+            clashes = rules.admit(value, where).problems
+            if clashes:
+                problems = list(_located(clashes, text))
         if problems:
             result.invalid += 1
             result.problems.extend(FileProblem.in_document(document, p) for p in problems)
             continue
         if _is_run(value):
             # A valid protocol or environment document: nothing to compare, not an error.
-            result.add(value, f"{document.source}:{document.line}")
+            result.add(value, source)
 
 
 def _located(problems: Iterable[Problem], text: str | bytes | None) -> Iterator[Problem]:

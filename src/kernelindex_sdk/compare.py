@@ -99,11 +99,12 @@ def _comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
         if b is None or n is None or b[0] != n[0]:
             return f"units differ: {base.unit!r} vs {new.unit!r}"
         base, new = _in_base_unit(base), _in_base_unit(new)
-    for side, stat in (("BASE", base), ("NEW", new)):
-        if not stat.median > 0:
-            return f"{side} median is {short_repr(stat.median)} {stat.unit}: no ratio"
+    if not base.median > 0:
+        return f"BASE median is {short_repr(base.median)} {base.unit}: no ratio"
+    if not new.median > 0:
+        return f"NEW median is {short_repr(new.median)} {new.unit}: no ratio"
     ratio = new.median / base.median
-    if not math.isfinite(ratio) or ratio == 0:
+    if not 0 < ratio < math.inf:
         return f"NEW/BASE of {short_repr(new.median)} / {short_repr(base.median)} is not a number"
     return base, new
 
@@ -141,6 +142,11 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
     threshold = _fraction("threshold", threshold)
     _arguments.instance(base, Stat, "base")
     _arguments.instance(new, Stat, "new")
+    return _significant(base, new, threshold)
+
+
+def _significant(base: Stat, new: Stat, threshold: float) -> bool:
+    """:func:`is_significant` for arguments already checked (it runs once per pair)."""
     if not _beyond(base.median, new.median, threshold):
         return False
     return bool(base.high < new.low or new.high < base.low)
@@ -490,7 +496,7 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
         return Pair(b, n, notes=(*notes, both), problem=both)
     bv, nv = both
     ratio = nv.median / bv.median
-    return Pair(b, n, ratio=ratio, significant=is_significant(bv, nv, threshold), notes=notes)
+    return Pair(b, n, ratio=ratio, significant=_significant(bv, nv, threshold), notes=notes)
 
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:

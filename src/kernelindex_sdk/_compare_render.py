@@ -103,9 +103,12 @@ def _table(c: Comparison, *, markdown: bool) -> str:
         b_noisy, n_noisy = b.noisy, n.noisy
         noisy = noisy or b_noisy or n_noisy
         ratio, delta = _delta(pair)
-        cells = [esc(c.label(b)), esc(b.implementation), esc(n.implementation)]
+        cells = [c.label(b), b.implementation, n.implementation]
+        notes = "; ".join(pair.notes)
+        if markdown:
+            cells, notes = [esc(cell) for cell in cells], esc(notes)
         cells += [_side_cell(b, esc, b_noisy), _side_cell(n, esc, n_noisy)]
-        rows.append([*cells, ratio, delta, esc("; ".join(pair.notes))])
+        rows.append([*cells, ratio, delta, notes])
     geomeans = c.geomeans()
     for metric, mean in geomeans.items():
         name = "geomean" if len(geomeans) == 1 else f"geomean ({esc(metric)})"

@@ -13,13 +13,13 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import EXAMPLE
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import digest, models
 from kernelindex_sdk.compare import compare, load_runs
 from kernelindex_sdk.errors import ArgumentError, KernelIndexError
 
+EXAMPLE = Path(__file__).parent / "fixtures" / "liger-jsd-forward-torch-b200.json"
 MODULES = (
     "kernelindex_sdk",
     "kernelindex_sdk.compare",

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 
 import attrs
 
-from . import _bundle_reader, _jsontext, documents, validation
+from . import _arguments, _bundle_reader, _jsontext, documents, validation
 from ._converter import as_json
+from ._display import display_path
+from ._input_rules import InputRules
+from ._noise import is_noisy
 from ._semantic import _UNITS
 from .documents import FileProblem
-from .errors import SchemaValidationError
+from .errors import Problem, SchemaValidationError
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
@@ -128,6 +131,13 @@ class Run(NamedTuple):
     def metric(self) -> str:
         """The metric of :attr:`value`; ``latency`` for a failed run."""
         return "latency" if self.value is None else self.value.metric
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the run's latency is noisy by the one rule (``_noise.is_noisy``: its
+        p80 / p20 above 1.10), read from its p20 and p80 as any record carries them."""
+        v = self.value
+        return v is not None and v.metric == "latency" and is_noisy(v.p20, v.p80)
 
 
 @attrs.define
@@ -332,6 +342,7 @@ def load_runs(
 
     Raises:
         InputError: when a path does not exist or cannot be read.
+        ArgumentError: when ``paths`` is not a list of paths (a single str, say).
     """
     result = RunSet()
     _load(result, paths, stdin, verify_digests, on_notice)
@@ -347,25 +358,48 @@ def _load(
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
     reader = _bundle_reader.BundleReader()
+    # One input, one namespace: what validate refuses across records is refused here too.
+    rules = InputRules()
     for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
         # The quick reader does not recompute digests: verifying takes the full path.
-        quick = None if verify_digests else reader.read(document.text)
-        if quick is not None:
-            # A valid bundle, read without the full check (see _bundle_reader).
-            result.add(quick, f"{document.source}:{document.line}")
-            continue
-        # Parsed text carries its scan: the value is checked as JSON once, not twice.
-        parsed = _jsontext.parse_document(document.text)
-        value = parsed.value
-        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
-        if not problems and not _is_run(value):
-            # A valid protocol or environment document: nothing to compare, not an error.
-            continue
+        value = None if verify_digests else reader.read(document.text)
+        problems: list[Problem] = []
+        text: str | bytes | None = document.text
+        if value is None:
+            # Parsed text carries its scan: the value is checked as JSON once, not twice.
+            parsed = _jsontext.parse_document(document.text)
+            value, text = parsed.value, parsed.text
+            problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        source = f"{document.source}:{document.line}"
+        if not problems:
+            # Places as validate names them: file:line in JSON Lines, the file otherwise.
+            where = display_path(source if document.json_lines else document.source)
+            clashes = rules.admit(value, where).problems
+            if clashes:
+                problems = list(_located(clashes, text))
         if problems:
             result.invalid += 1
             result.problems.extend(FileProblem.in_document(document, p) for p in problems)
             continue
-        result.add(value, f"{document.source}:{document.line}")
+        if _is_run(value):
+            # A valid protocol or environment document: nothing to compare, not an error.
+            result.add(value, source)
+
+
+def _located(problems: Iterable[Problem], text: str | bytes | None) -> Iterator[Problem]:
+    """Problems found in a parsed value, given the line and column of their pointer."""
+    source_map: _jsontext.SourceMap | None = None
+    for problem in problems:
+        if text is None:
+            yield problem
+            continue
+        if source_map is None:
+            # Only a record with a problem pays for the map (the quick path read valid UTF-8).
+            source_map = _jsontext.SourceMap(
+                text if isinstance(text, str) else text.decode("utf-8", "replace")
+            )
+        where = source_map.locate(problem.pointer)
+        yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
 def _is_run(value: dict[str, Any]) -> bool:
@@ -379,15 +413,21 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
 
     Raises:
         SchemaValidationError: when a record is invalid (its position is the source).
+        ArgumentError: when ``records`` is not an iterable of records (one record, a str).
     """
     if isinstance(records, RunSet):
         return records
+    records = _arguments.records(records)
     result = RunSet()
+    rules = InputRules()
     for index, record in enumerate(records):
         value = as_json(record)
+        where = f"record {index}"
         problems = validation.validate(value)
+        if not problems:
+            problems = list(rules.admit(value, where).problems)
         if problems:
-            raise SchemaValidationError(problems=problems, source=f"record {index}")
+            raise SchemaValidationError(problems=problems, source=where)
         if _is_run(value):
             result.add(value, f"record {index}")
     return result

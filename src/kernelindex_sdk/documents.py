@@ -23,9 +23,10 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _jsontext, validation
+from . import _arguments, _jsontext, validation
 from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
 from ._files import check_new_file, describe_mode, existing_kind, replace_file
+from ._input_rules import InputRules
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 
@@ -54,11 +55,6 @@ SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
 #: How long a message may be when printed.
 MAX_MESSAGE: Final = 1000
-_KIND_OF_KEY: Final = {
-    "run": "BenchmarkRun",
-    "protocol": "BenchmarkProtocol",
-    "environment": "ExecutionEnvironment",
-}
 
 OnError = Callable[[InputError], None]
 #: Called with a notice: something worth saying that is not a problem (one line).
@@ -216,7 +212,7 @@ def _expand(
     paths: Iterable[str | Path], on_error: OnError | None, on_notice: OnNotice | None
 ) -> Iterator[str | Path]:
     seen: set[str] = set()
-    for given in paths:
+    for given in _arguments.paths(paths):
         if str(given) == STDIN:
             candidates: list[str | Path] = [STDIN]
         else:
@@ -382,41 +378,6 @@ def iter_documents(
             _report(err, on_error)
 
 
-@attrs.define
-class _Names:
-    """Names seen in one input: kind -> name -> (where, spec)."""
-
-    seen: dict[tuple[str, str], tuple[str, Any]] = attrs.field(factory=dict)
-
-    def problems(self, doc: Any, where: str) -> Iterator[Problem]:
-        for pointer, kind, record in _records(doc):
-            name = record["metadata"]["name"]
-            key = (kind, name)
-            if key not in self.seen:
-                self.seen[key] = (where, record.get("spec"))
-                continue
-            first, spec = self.seen[key]
-            # A shared protocol or environment repeats in every bundle: that is fine
-            # as long as the name always means the same content.
-            if kind != "BenchmarkRun" and spec == record.get("spec"):
-                continue
-            what = "a run" if kind == "BenchmarkRun" else f"a different {kind}"
-            yield Problem(
-                pointer=f"{pointer}/metadata/name",
-                message=f"name {name!r} already names {what} at {first}",
-                code="duplicate-name",
-            )
-
-
-def _records(doc: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    if "kind" in doc:
-        yield "", doc["kind"], doc
-        return
-    for key, kind in _KIND_OF_KEY.items():
-        if key in doc:
-            yield f"/{key}", kind, doc[key]
-
-
 def check_documents(
     paths: Iterable[str | Path],
     *,
@@ -432,13 +393,13 @@ def check_documents(
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    names = _Names()
+    rules = InputRules()
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
         problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            located = list(names.problems(value, display_path(document.label)))
+            located = rules.admit(value, display_path(document.label)).problems
             source_map = _jsontext.SourceMap(text) if text is not None else None
             problems = [_locate(p, source_map) for p in located]
         found = tuple(FileProblem.in_document(document, p) for p in problems)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .. import _plot, compare, report
+from .. import _plot, compare, documents, report
+from .._display import printable
 from .._files import check_output_file, refuse_overwriting_inputs
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
@@ -50,6 +51,13 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
     if history.wants_branch(args):
         # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
         return history.compare_with_branch(args, io)
+    if args.base == documents.STDIN and args.new == documents.STDIN:
+        # Standard input reads once: NEW would be an empty document, not a second input.
+        print(
+            "kernelindex: compare: BASE and NEW cannot both be '-' (stdin is read once)",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
     refuse_overwriting_inputs(stdout_fd(io), [args.base, args.new])
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)
@@ -75,19 +83,28 @@ def _verdict(
     if invalid:
         print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
         status = EXIT_INVALID
-    if args.fail_on_regression is not None:
-        slower = result.regressions(args.fail_on_regression)
-        for pair in slower:
-            if pair.base is not None and pair.new is not None and pair.ratio is not None:
-                who = f"{pair.base.implementation} -> {pair.new.implementation}"
-                print(
-                    f"regression: {result.label(pair.base)} · {who}: NEW/BASE"
-                    f" {pair.ratio:.3f}, more than {args.fail_on_regression:g}% slower",
-                    file=io.stderr,
-                )
-        if slower:
-            status = EXIT_INVALID
+    if args.fail_on_regression is not None and not _gate(result, args.fail_on_regression, io):
+        status = EXIT_INVALID
     return status
+
+
+def _gate(result: compare.Comparison, percent: float, io: Streams) -> bool:
+    """Name each regression and each pair the gate cannot judge; whether the gate passed."""
+    slower = result.regressions(percent)
+    for pair in slower:
+        if pair.base is not None and pair.new is not None and pair.ratio is not None:
+            who = f"{pair.base.implementation} -> {pair.new.implementation}"
+            what = printable(f"{result.label(pair.base)} · {who}")
+            print(
+                f"regression: {what}: NEW/BASE {pair.ratio:.3f}, more than {percent:g}% slower",
+                file=io.stderr,
+            )
+    unjudged = result.problems
+    for pair in unjudged:
+        base, new = pair.run, pair.new or pair.run
+        what = printable(f"{result.label(base)} · {base.implementation} -> {new.implementation}")
+        print(f"cannot judge: {what}: {printable(pair.problem or '')}", file=io.stderr)
+    return not slower and not unjudged
 
 
 def _cmd_report(args: argparse.Namespace, io: Streams) -> int:

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import attrs
 
 from .._version import __version__
-from ..errors import InputError, input_errors
+from ..errors import InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store
 from ._model import StepFinder, group_series, history_steps, regressions
 from ._pages import facets, health, refs, run_cells, series_entry, step_cells
@@ -224,6 +224,29 @@ def write_site(
     )
 
 
+def _refuse_store_inside(out: Path, store_file: str) -> None:
+    """Refuse an ``out`` folder that holds the store: replacing it whole would delete it.
+
+    The folder is compared by device and inode with every folder above the store's
+    file (symlinks resolved), so a symlink to ``out``, ``.`` or ``..`` is caught too.
+    """
+    try:
+        out_info = os.stat(out)
+        above = Path(store_file).resolve().parents
+        held = any(os.path.samestat(out_info, os.stat(folder)) for folder in above)
+    except (OSError, ValueError):
+        return  # no such folder (or no such store file): nothing of the store to delete
+    if held:
+        raise OutputIsInputError(
+            source=str(out),
+            input=store_file,
+            reason=(
+                f"holds the store {store_file!r}; expected a folder outside it (the"
+                " dashboard's folder is replaced whole)"
+            ),
+        )
+
+
 def build_site(
     out: str | os.PathLike[str],
     db: str | None = None,
@@ -249,6 +272,9 @@ def build_site(
         StoreError: when the store cannot be opened or read.
         StoreLayoutError: when there is no store at ``db``.
         InputError: when ``out`` cannot be written (see :func:`write_site`).
+        OutputIsInputError: when ``out`` holds the store's file (an InputError).
     """
     with open_store(db, create=False) as store:
+        if store.url.dialect == "sqlite":
+            _refuse_store_inside(Path(out), store.url.target)
         return write_site(out, store, main_branch=main_branch, title=title, bandwidths=bandwidths)

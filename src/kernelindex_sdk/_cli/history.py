@@ -6,6 +6,9 @@ import argparse
 from typing import Any
 
 from .._files import refuse_overwriting_inputs
+from .._numbers import parse_integer
+from .._schemas import SAFE_INT
+from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history
@@ -16,17 +19,22 @@ from .store import add_db, add_filters, filters_of
 __all__ = ["compare_with_branch", "register"]
 
 
+def _integer(text: str, minimum: int) -> int:
+    # The one parser of numbers people type (str.isdigit() takes other scripts' digits).
+    try:
+        return parse_integer(text, what="N", minimum=minimum, maximum=SAFE_INT)
+    except ArgumentError as err:
+        raise argparse.ArgumentTypeError(err.reason) from None
+
+
 def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return int(text)
+    """``--points N``: an integer >= 0 in ASCII digits."""
+    return _integer(text, 0)
 
 
 def window(text: str) -> int:
-    """``--window N``: a positive integer."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return int(text)
+    """``--window N``: a positive integer in ASCII digits."""
+    return _integer(text, 1)
 
 
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:

@@ -6,8 +6,7 @@ import argparse
 from typing import Any
 
 from .._files import refuse_overwriting_inputs
-from .._numbers import parse_integer
-from .._schemas import SAFE_INT
+from .._numbers import MAX_TEXT, parse_integer
 from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
@@ -22,9 +21,12 @@ __all__ = ["compare_with_branch", "register"]
 def _integer(text: str, minimum: int) -> int:
     # The one parser of numbers people type (str.isdigit() takes other scripts' digits).
     try:
-        return parse_integer(text, what="N", minimum=minimum, maximum=SAFE_INT)
-    except ArgumentError as err:
-        raise argparse.ArgumentTypeError(err.reason) from None
+        # Any count of ASCII digits parse_integer reads: a huge N means every point.
+        return parse_integer(text, what="N", minimum=minimum, maximum=10**MAX_TEXT)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= {minimum}, got {text!r}"
+        ) from None
 
 
 def _count(text: str) -> int:

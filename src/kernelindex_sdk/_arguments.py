@@ -19,7 +19,17 @@ import attrs
 
 from .errors import ArgumentError
 
-__all__ = ["instance", "path", "paths", "records"]
+__all__ = [
+    "instance",
+    "integer",
+    "optional_text",
+    "path",
+    "path_or_fd",
+    "paths",
+    "records",
+    "text",
+    "texts",
+]
 
 T = TypeVar("T")
 # Below _messages (which needs the schemas, whose functions these checks guard).
@@ -47,6 +57,13 @@ def path(value: Any, argument: str = "path") -> str | Path:
     )
 
 
+def path_or_fd(value: Any, argument: str) -> str | Path | int:
+    """``value`` when it is one path or a file descriptor (an int, not a bool)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return path(value, argument)
+
+
 def paths(value: Any, argument: str = "paths") -> list[str | Path]:
     """``value`` as a list of paths; a single path is refused (a str would be read as
     its letters)."""
@@ -69,6 +86,36 @@ def records(value: Any, argument: str = "records") -> Iterable[Any]:
             argument=argument,
             reason=f"expected an iterable of records (a list of one for one), got {_kind(value)}",
         )
+    return value
+
+
+def text(value: Any, argument: str) -> str:
+    """``value`` when it is a str."""
+    if not isinstance(value, str):
+        raise ArgumentError(argument=argument, reason=f"expected a str, got {_kind(value)}")
+    return value
+
+
+def optional_text(value: Any, argument: str) -> str | None:
+    """``value`` when it is a str or None."""
+    return None if value is None else text(value, argument)
+
+
+def texts(value: Any, argument: str) -> list[str]:
+    """``value`` as a list of str; a single str is refused (it would be read as its
+    letters)."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise ArgumentError(
+            argument=argument,
+            reason=f"expected a list of str (a list of one for one), got {_kind(value)}",
+        )
+    return [text(item, f"{argument}[{i}]") for i, item in enumerate(value)]
+
+
+def integer(value: Any, argument: str) -> int:
+    """``value`` when it is an int (a bool is not one here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(argument=argument, reason=f"expected an int, got {_kind(value)}")
     return value
 
 

@@ -12,6 +12,7 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
+from .._arguments import path_or_fd, text, texts
 from .._files import replace_file
 from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend, connect
@@ -149,7 +150,7 @@ class Store:
             "protocol_digest": protocol_digest,
             "status": status,
         }
-        wanted = None if names is None else list(dict.fromkeys(names))
+        wanted = None if names is None else list(dict.fromkeys(texts(names, "names")))
         found: list[RunRow] = []
         labels_seen: dict[str, Mapping[str, str]] = {}
         for chunk in chunks(wanted):
@@ -193,8 +194,8 @@ class Store:
         Raises:
             NotInStoreError: when no run has that name.
         """
-        ((_, text),) = self.records([name])
-        return text
+        ((_, found),) = self.records([text(name, "name")])
+        return found
 
     def records(self, names: Iterable[str]) -> Iterator[tuple[str, str]]:
         """``(name, text)`` of each named run, in the order given (see :meth:`record_text`).
@@ -202,14 +203,14 @@ class Store:
         Raises:
             NotInStoreError: for the first name the store lacks.
         """
-        wanted = list(names)
+        wanted = texts(names, "names")
         for start in range(0, len(wanted), CHUNK):
             chunk = wanted[start : start + CHUNK]
-            texts = self._backend.fetch("runs", "name", chunk, ("record_text",))
+            stored = self._backend.fetch("runs", "name", chunk, ("record_text",))
             for name in chunk:
-                if name not in texts:
+                if name not in stored:
                     raise NotInStoreError(store=self.url.shown, name=name)
-                yield name, texts[name][0]
+                yield name, stored[name][0]
 
     def export_lines(self, **filters: Any) -> Iterator[str]:
         """Each stored record as one JSON line, in the order of arrival; see :meth:`export`.
@@ -218,6 +219,8 @@ class Store:
         own, then every run. With filters (those of :meth:`rows`): the runs that match.
         """
         names = filters.pop("names", None)
+        if names is not None:
+            names = texts(names, "names")
         if not filters and names is None:
             for text, form in self._backend.execute(
                 "SELECT record_text, record_form FROM documents ORDER BY seq"
@@ -254,7 +257,7 @@ class Store:
         Raises:
             InputError: when ``out_path`` is the store's file or cannot be written.
         """
-        refuse_store_file(out_path, self.url)
+        refuse_store_file(path_or_fd(out_path, "out_path"), self.url)
         lines = list(self.export_lines(**filters))
         replace_file(out_path, lines)
         return len(lines)
@@ -269,7 +272,7 @@ class Store:
             OutputIsInputError: when ``out`` is the store's file or its journal, by any
                 name (same path, symlink, hard link).
         """
-        refuse_store_file(out, self.url)
+        refuse_store_file(path_or_fd(out, "out"), self.url)
 
     def close(self) -> None:
         """Close the connection."""
@@ -296,7 +299,7 @@ def _is_regular_or_missing(path: str) -> bool:
         raise StoreError(source=path, reason=err.strerror or str(err)) from err
 
 
-def open_store(url: str | None = None, *, create: bool = True) -> Store:
+def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open a records store, creating its tables when it has none.
 
     Args:

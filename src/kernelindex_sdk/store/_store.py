@@ -12,8 +12,9 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
-from .._arguments import path_or_fd, text, texts
+from .._arguments import path, path_or_fd, text, texts
 from .._files import replace_file
+from ..documents import check_json_lines_target
 from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend, connect
 from ._export import export_line, refuse_store_file
@@ -255,9 +256,12 @@ class Store:
             The number of records written.
 
         Raises:
-            InputError: when ``out_path`` is the store's file or cannot be written.
+            InputError: when ``out_path`` is the store's file, is not a ``.jsonl`` path
+                (a ``.json`` file holds one document), or cannot be written.
         """
-        refuse_store_file(path_or_fd(out_path, "out_path"), self.url)
+        refuse_store_file(path(out_path, "out_path"), self.url)
+        # Lines in a .json file would not read back (validate: "extra data").
+        check_json_lines_target(out_path)
         lines = list(self.export_lines(**filters))
         replace_file(out_path, lines)
         return len(lines)

@@ -90,3 +90,19 @@ def test_wrong_types_raise_argument_error(store: Store, case: str) -> None:
 def test_a_path_object_opens_a_store(store: Store) -> None:
     with open_store(Path(store.url.target), create=False) as again:
         assert len(again.rows()) == len(store.rows())
+
+
+INGEST_CASES: dict[str, dict[str, Any]] = {
+    "commit=int": {"commit": 5},
+    "branch=list": {"branch": ["x"]},
+    "commit_time=int": {"commit_time": 5},
+    "verify_digests=str": {"verify_digests": "no"},
+}
+
+
+@pytest.mark.parametrize("case", sorted(INGEST_CASES))
+def test_ingest_wrong_provenance_types_raise_argument_error(tmp_path: Path, case: str) -> None:
+    # A wrong type is the caller's mistake: before, commit=5 refused every record as
+    # invalid and commit_time=5 raised AttributeError.
+    with open_store(str(tmp_path / "ki.sqlite3")) as s, pytest.raises(ArgumentError):
+        s.ingest([FIXTURE], **INGEST_CASES[case])

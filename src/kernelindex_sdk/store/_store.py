@@ -12,7 +12,7 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
-from .._arguments import path, path_or_fd, text, texts
+from .._arguments import instance, optional_text, path, path_or_fd, text, texts
 from .._files import replace_file
 from ..documents import check_json_lines_target
 from ..errors import ArgumentError, KernelIndexError, StoreError
@@ -96,9 +96,15 @@ class Store:
             skipped.
 
         Raises:
-            ArgumentError: for a commit time that is not RFC 3339.
+            ArgumentError: for a commit time that is not RFC 3339, or an argument of the
+                wrong type.
             StoreError: when the store fails.
         """
+        # The caller's mistake, not the records': a wrong type is refused here, not as
+        # a problem of every record it would have been written into.
+        for name, value in (("commit", commit), ("branch", branch), ("commit_time", commit_time)):
+            optional_text(value, name)
+        instance(verify_digests, bool, "verify_digests")
         given = provenance.Provenance(commit=commit, branch=branch, commit_time=commit_time)
         return ingest_paths(
             self._backend,

@@ -450,8 +450,8 @@ def check_documents(
                 # Valid JSON text: it decodes, and the source map locates the problems.
                 raw = document.text
                 decoded = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-                source_map = _jsontext.SourceMap(decoded)
-                located = [_locate(p, source_map) for p in located]
+                where_map = _jsontext.SourceMap(decoded)
+                located = [_locate(p, where_map) for p in located]
             found = tuple(FileProblem.in_document(document, p) for p in located)
             yield DocumentResult(document=document, problems=found, value=None if found else value)
             continue

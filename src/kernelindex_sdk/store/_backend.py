@@ -25,7 +25,7 @@ _SQLITE_BUSY_MS: Final = 60_000
 # SQLite limits a statement's parameters (32,766 since 3.32): look rows up in chunks.
 _CHUNK: Final = 500
 # The page size of a new SQLite store.
-_SQLITE_PAGE_BYTES: Final = 16384
+_SQLITE_PAGE_BYTES: Final = 65536
 
 
 class Backend:
@@ -183,9 +183,9 @@ class SQLiteBackend(Backend):
             )
             self._db.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_MS}")
             if path != MEMORY:
-                # A new store's pages are 16 KiB (an existing one keeps its own): a run's
-                # record text is a few KiB, and with 4 KiB pages an insert spent half its
-                # time splitting and journaling pages (docs/store.md has the figures).
+                # A new store's pages are 64 KiB, the most (an existing store keeps its
+                # own): a run's record text is a few KiB, and with SQLite's default 4 KiB
+                # pages an insert cost 2.5 times as much CPU (docs/store.md).
                 self._db.execute(f"PRAGMA page_size = {_SQLITE_PAGE_BYTES}")
                 # Readers never wait for a writer. FULL syncs the log at each commit: a
                 # file that ingest reported stored stays stored through a power cut, for

@@ -23,7 +23,7 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _arguments, _jsontext, validation
+from . import _arguments, _bundle_reader, _jsontext, validation
 from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
 from ._files import check_new_file, describe_mode, existing_kind, replace_file
 from ._input_rules import InputRules
@@ -385,23 +385,44 @@ def check_documents(
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
     on_notice: OnNotice | None = None,
+    quick: bool = False,
 ) -> Iterator[DocumentResult]:
     """Validate every document of the given paths; yield each with its problems.
 
     See :func:`iter_documents` for the arguments and for how paths are read.
 
+    Args:
+        quick: Read valid bundles through ``_bundle_reader`` (their protocol and
+            environment text read and validated once per input), the full check only
+            for what it cannot prove valid: the same verdicts and problems, but a
+            valid bundle's repeated members are then one shared value, which the
+            caller must not change. Without ``verify_digests`` only.
+
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
     rules = InputRules()
+    reader = _bundle_reader.BundleReader() if quick and not verify_digests else None
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
+        value = None if reader is None else reader.read(document.text)
+        if value is not None:
+            located = list(rules.admit(value, display_path(document.label)).problems)
+            if located:
+                # Valid JSON text: it decodes, and the source map locates the problems.
+                raw = document.text
+                decoded = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+                where_map = _jsontext.SourceMap(decoded)
+                located = [_locate(p, where_map) for p in located]
+            found = tuple(FileProblem.in_document(document, p) for p in located)
+            yield DocumentResult(document=document, problems=found, value=None if found else value)
+            continue
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
         problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            located = rules.admit(value, display_path(document.label)).problems
+            clashes = rules.admit(value, display_path(document.label)).problems
             source_map = _jsontext.SourceMap(text) if text is not None else None
-            problems = [_locate(p, source_map) for p in located]
+            problems = [_locate(p, source_map) for p in clashes]
         found = tuple(FileProblem.in_document(document, p) for p in problems)
         yield DocumentResult(document=document, problems=found, value=None if found else value)
 

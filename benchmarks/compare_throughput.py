@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _jsontext, compare, digest, validation
-from kernelindex_sdk._bundle_reader import BundleReader
+from kernelindex_sdk import compare, digest, validation
+from kernelindex_sdk._analysis.runs import without_collection
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import without_collection
+from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk.compare import RunSet
 from kernelindex_sdk.importers import liger
+from kernelindex_sdk.validation._bundle_reader import BundleReader
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from kernelindex_sdk import _bundle_reader, _jsontext, compare, validation
+from kernelindex_sdk import compare, validation
+from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk.validation import _bundle_reader
 
 BAD = Path(__file__).parent / "bad"
 

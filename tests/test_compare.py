@@ -13,8 +13,8 @@ from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare as cmp
+from kernelindex_sdk._analysis.runs import Stat
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import Stat
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -424,7 +424,7 @@ def test_provider_filters_compare_providers_of_one_file(files: Any) -> None:
 def test_the_collector_is_paused_while_reading_and_pairing_and_restored_after() -> None:
     import gc
 
-    from kernelindex_sdk._runs import without_collection
+    from kernelindex_sdk._analysis.runs import without_collection
 
     seen: list[bool] = []
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelindex_sdk import validation
-from kernelindex_sdk._schemas import load_schemas
+from kernelindex_sdk._base.schemas import load_schemas
 
 
 def _patterns(node: Any) -> Iterator[str]:

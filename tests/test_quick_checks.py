@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernelindex_sdk import _quick_checks, _semantic
+from kernelindex_sdk.validation import _quick_checks, _semantic
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -14,8 +14,8 @@ from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import report
+from kernelindex_sdk._analysis.runs import load_runs
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import load_runs
 from kernelindex_sdk.errors import InputError, MissingDependencyError
 from kernelindex_sdk.importers import liger
 
@@ -145,7 +145,7 @@ def visible(fig: Any) -> list[Any]:
 
 
 def test_figure_has_one_line_per_implementation_and_the_memory_panel(matplotlib: Any) -> None:
-    from kernelindex_sdk import _plot
+    from kernelindex_sdk._analysis import plot as _plot
 
     fig = _plot.figure(report.families(b200_jsd()))
     axes = visible(fig)
@@ -169,7 +169,7 @@ def test_figure_has_one_line_per_implementation_and_the_memory_panel(matplotlib:
 
 
 def test_bandwidth_panel_where_the_workload_declares_bytes_moved(matplotlib: Any) -> None:
-    from kernelindex_sdk import _plot
+    from kernelindex_sdk._analysis import plot as _plot
 
     fig = _plot.figure(report.families(load_runs([H200])))
     axes = visible(fig)

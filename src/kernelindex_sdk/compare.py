@@ -15,11 +15,11 @@ from typing import Any, Final
 
 import attrs
 
-from ._compare_render import FORMATS, pairs_as_json, render
-from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
-from ._semantic import _UNITS
+from ._analysis.compare_render import FORMATS, pairs_as_json, render
+from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
+from ._base.display import short_repr
 from .errors import ArgumentError
+from .validation._semantic import _UNITS
 
 __all__ = [
     "DEFAULT_THRESHOLD",

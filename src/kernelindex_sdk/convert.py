@@ -13,13 +13,20 @@ from cattrs.errors import (
     IterableValidationError,
 )
 
-from . import _jsontext, validation
-from ._converter import as_json, configure_converter, default_converter, make_converter, wire_names
-from ._jsonvalue import check_json_value
-from ._messages import short_repr
-from ._published import published_text
-from ._schemas import BUNDLE
-from ._time import format_observed_at, parse_observed_at
+from . import validation
+from ._base.display import short_repr
+from ._base.schemas import BUNDLE
+from ._base.timestamps import format_observed_at, parse_observed_at
+from ._json import text as _jsontext
+from ._json.converter import (
+    as_json,
+    configure_converter,
+    default_converter,
+    make_converter,
+    wire_names,
+)
+from ._json.published import published_text
+from ._json.value import check_json_value
 from .errors import ArgumentError, CanonicalizationError, Problem, SchemaValidationError
 from .models import (
     BenchmarkProtocol,

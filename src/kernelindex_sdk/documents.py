@@ -23,9 +23,10 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _jsontext, validation
-from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
-from ._files import check_new_file, describe_mode, existing_kind, replace_file
+from . import validation
+from ._base.display import cut_pointer, display_path, json_safe, printable, printable_pointer
+from ._base.files import check_new_file, describe_mode, existing_kind, replace_file
+from ._json import text as _jsontext
 from .convert import dump, dumps
 from .errors import InputError, Problem, SchemaValidationError, input_errors
 

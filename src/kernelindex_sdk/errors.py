@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     # Only for the annotation: documents imports this module, not the other way round.
     from .documents import FileProblem
 
-from ._display import display_path, printable, printable_pointer
+from ._base.display import display_path, printable, printable_pointer
 
 __all__ = [
     "ArgumentError",

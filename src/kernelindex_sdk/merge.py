@@ -17,11 +17,11 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _jsontext, digest, validation
-from ._converter import as_json
-from ._display import display_path
-from ._files import existing_kind, replace_file
-from ._messages import article
+from . import digest, validation
+from ._base.display import article, display_path
+from ._base.files import existing_kind, replace_file
+from ._json import text as _jsontext
+from ._json.converter import as_json
 from .documents import (
     STDIN,
     FileProblem,

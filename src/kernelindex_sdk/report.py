@@ -15,8 +15,8 @@ from typing import Any, Final
 
 import attrs
 
-from ._runs import Run, RunSet, Stat, run_set, short_digest
-from ._tables import markdown_table, spread, text_table
+from ._analysis.runs import Run, RunSet, Stat, run_set, short_digest
+from ._analysis.tables import markdown_table, spread, text_table
 from .compare import environment_label
 from .errors import ArgumentError, InputError
 
@@ -297,6 +297,6 @@ def plot(found: list[Family], path: str | Path) -> None:
         MissingDependencyError: when matplotlib (the ``[plot]`` extra) is not installed.
         InputError: when the suffix is not .png or .svg, or the file cannot be written.
     """
-    from . import _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
+    from ._analysis import plot as _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
 
     _plot.save(_plot.figure(found), path)

@@ -358,7 +358,7 @@ def test_an_oom_point_is_recorded_and_the_sweep_goes_on(
 def test_names_from_hostile_device_names_are_valid(
     monkeypatch: pytest.MonkeyPatch, hostile: str
 ) -> None:
-    """Run and environment names come from kernelindex_sdk._names: ASCII and schema-valid."""
+    """Run and environment names come from kernelindex_sdk._base.names: ASCII and schema-valid."""
     real = harness.environment_spec
 
     def hostile_spec(device: Any) -> dict[str, Any]:
@@ -422,7 +422,7 @@ def test_runs_started_in_one_millisecond_get_different_names(
 
 def test_a_test_can_fix_run_names(monkeypatch: pytest.MonkeyPatch) -> None:
     """The random part is one function: replaced, the same run gets the same name."""
-    from kernelindex_sdk import _names
+    from kernelindex_sdk._base import names as _names
 
     monkeypatch.setattr(harness, "datetime", _FrozenClock)
     monkeypatch.setattr(_names, "unique_suffix", lambda: "fixed")

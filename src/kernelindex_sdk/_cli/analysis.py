@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from .. import _plot, compare, report
-from .._files import check_output_file, refuse_overwriting_inputs
+from .. import compare, report
+from .._analysis import plot as _plot
+from .._base.files import check_output_file, refuse_overwriting_inputs
 from ..compare import RunSet, load_runs
 from ..errors import MissingDependencyError
 from . import history

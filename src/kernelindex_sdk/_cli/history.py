@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._files import refuse_overwriting_inputs
+from .._base.files import refuse_overwriting_inputs
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history

@@ -18,8 +18,9 @@ from typing import Any, Final
 import attrs
 import torch
 
-from .. import __version__, _names, digest, load_record
-from .._schemas import API_VERSION as API
+from .. import __version__, digest, load_record
+from .._base import names as _names
+from .._base.schemas import API_VERSION as API
 from ..convert import format_observed_at
 from ..errors import ArgumentError
 from ..models import RecordBundle

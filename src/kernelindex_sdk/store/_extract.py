@@ -13,8 +13,8 @@ from typing import Any, Final
 import attrs
 
 from .. import provenance
-from .._semantic import _UNITS
 from ..digest import environment_digest, protocol_digest
+from ..validation._semantic import _UNITS
 
 __all__ = [
     "ObjectRow",

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .._runs import without_collection
+from .._analysis.runs import without_collection
 
 if TYPE_CHECKING:
     from ._rows import RunRow

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._tables import markdown_table, quantity, spread, text_table
+from .._analysis.tables import markdown_table, quantity, spread, text_table
 
 if TYPE_CHECKING:
     from .history import Change, SeriesHistory

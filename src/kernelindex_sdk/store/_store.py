@@ -12,7 +12,7 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
-from .._files import replace_file
+from .._base.files import replace_file
 from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend, connect
 from ._export import export_line, refuse_store_file

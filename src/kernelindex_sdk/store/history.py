@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._runs import without_collection
+from .._analysis.runs import without_collection
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
 from ._rows import RunRow

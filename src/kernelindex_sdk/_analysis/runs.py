@@ -15,11 +15,13 @@ from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 
 import attrs
 
-from . import _bundle_reader, _jsontext, documents, validation
-from ._converter import as_json
-from ._semantic import _UNITS
-from .documents import FileProblem
-from .errors import SchemaValidationError
+from .. import documents, validation
+from .._json import text as _jsontext
+from .._json.converter import as_json
+from ..documents import FileProblem
+from ..errors import SchemaValidationError
+from ..validation import _bundle_reader
+from ..validation._semantic import _UNITS
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 

@@ -33,8 +33,10 @@ from typing import Any, Final
 
 import jsonschema_rs
 
-from . import _jsontext, _quick_checks, _semantic, validation
-from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
+from .. import validation
+from .._base.schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
+from .._json import text as _jsontext
+from . import _quick_checks, _semantic
 
 __all__ = ["BundleReader"]
 

@@ -16,8 +16,8 @@ from typing import Any, Final
 import attrs
 import json_source_map
 
-from . import _jsonwalk
-from .errors import Problem
+from ..errors import Problem
+from . import walk as _jsonwalk
 
 __all__ = [
     "MAX_DEPTH",

@@ -20,11 +20,13 @@ import jsonschema_rs
 import referencing
 from referencing.jsonschema import DRAFT202012
 
-from . import _jsontext, _messages, _quick_checks, _semantic
-from ._converter import as_json
-from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
+from .._base.display import article, short_repr
+from .._base.schemas import BASE_URI, BUNDLE, SCHEMA_FILES, SUPPORTED_API_VERSIONS, load_schemas
+from .._json import text as _jsontext
+from .._json.converter import as_json
+from ..errors import Problem, SchemaValidationError
+from . import _messages, _quick_checks, _semantic
 from ._semantic import DigestComparison
-from .errors import Problem, SchemaValidationError
 
 __all__ = [
     "SUPPORTED_KINDS",
@@ -223,7 +225,7 @@ def detect_kind(doc: Any) -> str | Problem:
     if not isinstance(doc, dict):
         return Problem(
             pointer="",
-            message=f"expected a JSON object, got {_messages.short_repr(doc)}",
+            message=f"expected a JSON object, got {short_repr(doc)}",
             code="type",
         )
     if "kind" not in doc and "apiVersion" not in doc and not _BUNDLE_KEYS.isdisjoint(doc):
@@ -247,7 +249,7 @@ def _unsupported(doc: dict[str, Any], key: str, supported: str) -> Problem:
         return Problem(
             pointer="", message=f"{key!r} is a required property; supported: {supported}", code=key
         )
-    found = _messages.short_repr(doc[key])
+    found = short_repr(doc[key])
     return Problem(
         pointer=f"/{key}", message=f"unsupported {key} {found}; supported: {supported}", code=key
     )
@@ -280,7 +282,7 @@ def _document_problems(
     if kind is not None and detected != kind:
         yield Problem(
             pointer="",
-            message=f"expected {_messages.article(kind)}, got {_messages.article(detected)}",
+            message=f"expected {article(kind)}, got {article(detected)}",
             code="kind",
         )
         return

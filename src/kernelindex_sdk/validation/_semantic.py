@@ -16,9 +16,9 @@ from typing import Any, Final, NamedTuple
 import attrs
 import rfc8785
 
-from . import digest as _digest
-from ._messages import short_repr
-from .errors import Problem
+from .. import digest as _digest
+from .._base.display import short_repr
+from ..errors import Problem
 
 __all__ = [
     "CHECKS",

@@ -7,14 +7,14 @@ import io
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from ._runs import without_collection
-from ._tables import markdown_table, spread, text_table
-from .errors import ArgumentError
+from ..errors import ArgumentError
+from .runs import without_collection
+from .tables import markdown_table, spread, text_table
 
 if TYPE_CHECKING:
     # Types only: compare imports this module to offer render().
-    from ._runs import Run
-    from .compare import Comparison, Pair
+    from ..compare import Comparison, Pair
+    from .runs import Run
 
 __all__ = ["FORMATS", "pairs_as_json", "render"]
 

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from ._tables import time_unit
-from .errors import InputError, MissingDependencyError
-from .report import Family
+from ..errors import InputError, MissingDependencyError
+from ..report import Family
+from .tables import time_unit
 
 __all__ = ["figure", "save"]
 

@@ -24,14 +24,22 @@ from typing import IO, Any, Final
 import attrs
 
 from . import validation
-from ._base.display import cut_pointer, display_path, json_safe, printable, printable_pointer
+from ._base.display import display_path, printable
 from ._base.files import check_new_file, describe_mode, existing_kind, replace_file
 from ._json import text as _jsontext
 from .convert import dump, dumps
-from .errors import InputError, Problem, SchemaValidationError, input_errors
+from .errors import (
+    MAX_MESSAGE,
+    FileProblem,
+    InputError,
+    Problem,
+    SchemaValidationError,
+    input_errors,
+)
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "MAX_MESSAGE",
     "Document",
     "DocumentResult",
     "FileProblem",
@@ -53,8 +61,6 @@ _READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
-#: How long a message may be when printed.
-MAX_MESSAGE: Final = 1000
 _KIND_OF_KEY: Final = {
     "run": "BenchmarkRun",
     "protocol": "BenchmarkProtocol",
@@ -83,70 +89,6 @@ class Document:
     def label(self) -> str:
         """``file`` for a JSON document, ``file:line`` for a JSON Lines record."""
         return f"{self.source}:{self.line}" if self.json_lines else self.source
-
-
-@attrs.frozen
-class FileProblem:
-    """A problem of a document in a file, with the file's name and line.
-
-    ``document_line`` is the line a JSON Lines document starts on: it places a problem
-    that has no line of its own (nesting too deep, say) on its line of the file.
-    """
-
-    source: str
-    problem: Problem
-    document_line: int | None = None
-
-    @classmethod
-    def in_document(cls, document: Document, problem: Problem) -> FileProblem:
-        """A problem found in ``document``'s text, placed in its file.
-
-        The problem's line (counted in the document) becomes the file's line, and a
-        JSON Lines document's line stands for a problem that has none of its own.
-        """
-        if problem.line is not None and document.line != 1:
-            problem = attrs.evolve(problem, line=problem.line + document.line - 1)
-        return cls(
-            source=document.source,
-            problem=problem,
-            document_line=document.line if document.json_lines else None,
-        )
-
-    @property
-    def line(self) -> int | None:
-        """The problem's line in the file, else its document's line, else None."""
-        return self.problem.line if self.problem.line is not None else self.document_line
-
-    def __str__(self) -> str:
-        # One line per problem, whatever a file name, key or value holds.
-        p = self.problem
-        source = printable(display_path(self.source))
-        if p.line is not None:
-            where = f"{source}:{p.line}:{p.column}"
-        elif self.document_line is not None:
-            where = f"{source}:{self.document_line}"
-        else:
-            where = source
-        pointer = printable_pointer(p.pointer) or "(document)"
-        return f"{where}: {pointer}: {printable(p.message, MAX_MESSAGE)} [{p.code}]"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The problem as a JSON object (``kernelindex validate --format json``).
-
-        Each key in the pointer is cut to 80 characters and the message to
-        :data:`MAX_MESSAGE`. No string holds a lone surrogate: a file name's bytes
-        that are not UTF-8 read ``\\xNN``, and a lone surrogate from a key reads as
-        the text of its escape (``\\ud800``), so that strict JSON parsers accept it.
-        """
-        p = self.problem
-        return {
-            "source": json_safe(display_path(self.source)),
-            "pointer": json_safe(cut_pointer(p.pointer)),
-            "message": json_safe(p.message[:MAX_MESSAGE]),
-            "code": p.code,
-            "line": self.line,
-            "column": p.column,
-        }
 
 
 @attrs.frozen

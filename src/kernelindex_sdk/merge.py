@@ -22,15 +22,8 @@ from ._base.display import article, display_path
 from ._base.files import existing_kind, replace_file
 from ._json import text as _jsontext
 from ._json.converter import as_json
-from .documents import (
-    STDIN,
-    FileProblem,
-    JSONLinesWriter,
-    check_json_lines_target,
-    iter_documents,
-    json_line,
-)
-from .errors import Problem, RecordSetError
+from .documents import STDIN, JSONLinesWriter, check_json_lines_target, iter_documents, json_line
+from .errors import FileProblem, Problem, RecordSetError
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
 

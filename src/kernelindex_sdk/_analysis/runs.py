@@ -18,8 +18,7 @@ import attrs
 from .. import documents, validation
 from .._json import text as _jsontext
 from .._json.converter import as_json
-from ..documents import FileProblem
-from ..errors import SchemaValidationError
+from ..errors import FileProblem, SchemaValidationError
 from ..validation import _bundle_reader
 from ..validation._semantic import _UNITS
 

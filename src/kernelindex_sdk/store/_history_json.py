@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Final
 from .._analysis.runs import without_collection
 
 if TYPE_CHECKING:
+    from ._history_types import Change, SeriesHistory
     from ._rows import RunRow
-    from .history import Change, SeriesHistory
 
 __all__ = ["history_as_json", "history_json_text"]
 

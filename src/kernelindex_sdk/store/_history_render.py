@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .._analysis.tables import markdown_table, quantity, spread, text_table
 
 if TYPE_CHECKING:
-    from .history import Change, SeriesHistory
+    from ._history_types import Change, SeriesHistory
 
 __all__ = ["render_table"]
 

@@ -14,7 +14,8 @@ import attrs
 from .. import provenance
 from .._base.files import replace_file
 from ..errors import ArgumentError, KernelIndexError, StoreError
-from ._backend import Backend, connect
+from ._backend import Backend
+from ._connect import connect
 from ._export import export_line, refuse_store_file
 from ._ingest import ingest_paths
 from ._layout import OBJECT_TABLES

@@ -177,7 +177,7 @@ def json_floor(*paths: Path) -> Callable[[], None]:
 
 def _full_check(lines: list[bytes]) -> None:
     for line in lines:
-        list(validation._parsed_problems(_jsontext.parse_document(line)))
+        list(validation.iter_parsed_problems(_jsontext.parse_document(line)))
 
 
 def _quick_read(lines: list[bytes]) -> None:

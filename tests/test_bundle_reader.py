@@ -17,7 +17,7 @@ BAD = Path(__file__).parent / "bad"
 
 def full_problems(text: str | bytes) -> list[Any]:
     """What compare's full path finds (as ``kernelindex validate``, digests not verified)."""
-    return list(validation._parsed_problems(_jsontext.parse_document(text)))
+    return list(validation.iter_parsed_problems(_jsontext.parse_document(text)))
 
 
 def line(doc: dict[str, Any]) -> str:

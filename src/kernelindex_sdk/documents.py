@@ -379,11 +379,10 @@ def check_documents(
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
-        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            located = list(names.problems(value, display_path(document.label)))
-            source_map = _jsontext.SourceMap(text) if text is not None else None
-            problems = [_locate(p, source_map) for p in located]
+            named = names.problems(value, display_path(document.label))
+            problems = list(_jsontext.located(named, text))
         found = tuple(FileProblem.in_document(document, p) for p in problems)
         yield DocumentResult(document=document, problems=found, value=None if found else value)
 
@@ -407,11 +406,6 @@ def validate_paths(
         paths, verify_digests=verify_digests, stdin=stdin, on_error=on_error, on_notice=on_notice
     ):
         yield from result.problems
-
-
-def _locate(problem: Problem, source_map: _jsontext.SourceMap | None) -> Problem:
-    where = source_map.locate(problem.pointer) if source_map is not None else None
-    return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
 def _json_text(record: Any, *, indent: int | None) -> str:

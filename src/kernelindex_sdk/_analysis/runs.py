@@ -19,7 +19,6 @@ from .. import documents, validation
 from .._json import text as _jsontext
 from .._json.converter import as_json
 from ..errors import FileProblem, SchemaValidationError
-from ..validation import _bundle_reader
 from ..validation._semantic import _UNITS
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
@@ -347,7 +346,7 @@ def _load(
     on_notice: Callable[[str], None] | None = None,
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
-    reader = _bundle_reader.BundleReader()
+    reader = validation.BundleReader()
     for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
         # The quick reader does not recompute digests: verifying takes the full path.
         quick = None if verify_digests else reader.read(document.text)
@@ -358,7 +357,7 @@ def _load(
         # Parsed text carries its scan: the value is checked as JSON once, not twice.
         parsed = _jsontext.parse_document(document.text)
         value = parsed.value
-        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
         if not problems and not _is_run(value):
             # A valid protocol or environment document: nothing to compare, not an error.
             continue

@@ -1,10 +1,13 @@
-"""JSD loss forward on one GPU: our Triton kernel and its peers, side by side in one process.
+"""JSD loss on one GPU: our Triton kernel and its peers, side by side in one process.
 
-For every point (BT x V x dtype, loss alone and with dL/dinput) each provider is checked
-against a float64 reference (the gradient too, against float64 autograd) and timed through
-the harness (CUDA events around each call, >= 100 samples, L2 cleared before each call by
-reading a buffer four times its size: reference_kernels/timing.py): the time as users call
-it, which includes the host's launch cost whenever the GPU waits for the host.
+For every point (BT x V x dtype, the loss alone and a training step) each provider is
+checked against a float64 reference (the gradient too, against float64 autograd) and timed
+through the harness (CUDA events around each call, >= 100 samples, L2 cleared before each
+call by reading a buffer four times its size: reference_kernels/timing.py): the time as
+users call it, which includes the host's launch cost whenever the GPU waits for the host.
+The timed call is ``sweep.step``, the one ``kernelindex bench jsd`` times: the loss alone,
+or with the gradient a training step for EVERY provider, the forward then
+``loss.backward()`` down to dL/dinput with x.grad reset before each call (pass ``full``).
 Beside it, measured in the same process:
 
 - ``cudagraph_ms``: median of triton.testing.do_bench_cudagraph of the same call (the GPU's
@@ -17,14 +20,25 @@ Beside it, measured in the same process:
   ``host_us_spread``, the fastest and slowest batch; ``torch_add_host_us``: a torch
   elementwise launch (``add_`` on a scalar) timed in the same batches, the scale to read
   them against (the host's speed drifts between batches and runs, up to 2x);
+- with the gradient, ``forward_only_ms`` / ``forward_only_cudagraph_ms`` /
+  ``forward_only_host_us``: the forward alone (ours and Liger's compute dL/dinput in it;
+  torch's only records the autograd graph), labelled as such in the table;
+- with the gradient, ``same_bytes_ms`` / ``same_bytes_cudagraph_ms``: ``torch.add(x, y,
+  out=out)``, which moves the bytes a training step must (read x and y, write one tensor),
+  and ``step_over_same_bytes`` (``_cudagraph``): the step's time over it;
 - ``read_roofline_ms``: the read-stream roofline, the fastest of a plain Triton kernel
   that reads both inputs once (persistent grid, a few block sizes, CUDA graph), for the
   bytes the workload must move at that read rate;
 - ``copy_roofline_ms``: the same bytes at the rate of a device-to-device copy (read + write),
-  the roofline used before: lower than a read stream, so too easy a bar.
+  the roofline used before: lower than a read stream, so too easy a bar;
+- ``waits_for_gpu`` (``forward_only_waits_for_gpu``): whether one call blocked the host
+  until the GPU caught up (a host sync); such a call's host us include GPU time.
+
+A side measure that fails (a CUDA-graph capture refused, say) leaves ``<name>_error`` in
+its row instead of its value; the others stand.
 
     PYTHONPATH=src python3 benchmarks/jsd_forward.py --records R.jsonl --summary S.json \
-        --table T.md [--impl torch,torch-compile,triton,liger]
+        --table T.md [--impl torch,torch-compile,triton,liger] [--input-grad off|on|both]
 """
 
 from __future__ import annotations
@@ -44,12 +58,15 @@ from triton.testing import do_bench, do_bench_cudagraph
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.documents import JSONLinesWriter
+from kernelindex_sdk.reference_kernels import timing
 from kernelindex_sdk.reference_kernels.device import select_device
 from kernelindex_sdk.reference_kernels.jsd import fused, sweep
 
 COPY_BYTES = 4 * 2**30
 HOST_CALLS = 100
 HOST_BATCHES = 15
+# The harness's sample floor, for the side measures timed as the records are.
+MIN_SAMPLES = 100
 # (BLOCK, num_warps, programs per SM) tried for the read stream; the fastest counts.
 READ_CONFIGS = [(4096, 8, 4), (8192, 16, 2), (8192, 16, 4), (16384, 32, 1), (16384, 32, 2)]
 
@@ -68,6 +85,7 @@ def _read_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: N803
 
 
 def _graph_ms(fn: Callable[[], Any]) -> float:
+    """Median ms of ``fn`` under do_bench_cudagraph, on a side stream (capture needs one)."""
     with torch.cuda.stream(torch.cuda.Stream()):
         return float(do_bench_cudagraph(fn, rep=20, return_mode="median"))
 
@@ -121,29 +139,156 @@ def host_us(
     return per_fn
 
 
-def side_measures(provider: str, case: sweep.JSDCase) -> dict[str, Any]:
-    """CUDA-graph median and host microseconds per call of ``provider`` at ``case``."""
-    fn, _ = sweep._provider(provider, case)
-    x, y = sweep._inputs(case, torch.device("cuda"), 0)
-    x.requires_grad_(case.input_grad)
-    scalar = torch.zeros((), device="cuda")
+def _launch_path() -> dict[str, Any]:
+    """Which launch path our kernel took, where fused.py still has one to report.
 
-    def call() -> torch.Tensor:
-        with torch.set_grad_enabled(case.input_grad):
+    Read defensively: the launch internals these keys describe may be gone (a plain
+    ``kernel[grid](...)`` launch has none), and the host-time columns must work either way.
+    """
+    plans = [
+        p for p in getattr(fused, "_PLANS", {}).values() if getattr(p, "compiled", None) is not None
+    ]
+    if not plans:
+        return {}
+    learnt = [getattr(p, "learnt", None) for p in plans]
+    return {
+        "direct_launch": all(item is not None for item in learnt),
+        "raw_launch": all(bool(getattr(item, "raw", False)) for item in learnt),
+    }
+
+
+def _guarded(found: dict[str, Any], key: str, measure: Callable[[], Any]) -> None:
+    """``found[key] = measure()``, or ``found[key + "_error"]`` saying why it failed.
+
+    One side measure that fails (a CUDA-graph capture refused by a host sync, say) must not
+    take the others with it.
+    """
+    try:
+        found[key] = measure()
+    except Exception as err:  # recorded beside the row, never raised
+        found[f"{key}_error"] = f"{type(err).__name__}: {err}"[:200]
+
+
+def _as_called_ms(fn: Callable[[], Any], grads: list[torch.Tensor]) -> float:
+    """Median ms of ``fn`` timed as the harness times a record (CUDA events, read flush)."""
+    return timing.time_cuda_events(fn, grads, MIN_SAMPLES).quantile_ns(0.5) / 1e6
+
+
+def waits_for_gpu(fn: Callable[[], Any]) -> bool:
+    """Whether one call of ``fn`` blocks the host until the GPU has caught up (a host sync,
+    such as a device-to-host copy of a flag).
+
+    The GPU is kept busy for tens of ms, an event is queued behind that, then ``fn`` is
+    called once: a call that returns while the event is still pending did not wait; one
+    that returns after it did. A call that waits has no host cost of its own to measure:
+    its host us per call include the GPU's time, and a CUDA graph cannot capture it.
+    """
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda._sleep(int(100e6))
+    done = torch.cuda.Event()
+    done.record()
+    fn()
+    waited = bool(done.query())
+    torch.cuda.synchronize()
+    return waited
+
+
+def side_measures(
+    provider: str, case: sweep.JSDCase, device: torch.device | None = None
+) -> dict[str, Any]:
+    """What the record does not hold, for ``provider`` at ``case``, of the call it timed.
+
+    The call is :func:`sweep.step`, the harness's: with ``case.input_grad`` a training
+    step (forward, then ``loss.backward()`` down to dL/dinput) for every provider, x.grad
+    reset before each call; else the loss alone. Beside it: its CUDA-graph and do_bench
+    medians, host us per call (with a torch ``add_`` launch timed in the same batches),
+    and the read-stream roofline. With the gradient also the forward alone (ours and
+    Liger's compute dL/dinput in it; torch's only records the graph): ``forward_only_*``.
+    """
+    device = device or torch.device("cuda")
+    fn, _ = sweep._provider(provider, case)
+    x, y = sweep._inputs(case, device, 0)
+    x.requires_grad_(case.input_grad)
+    grads = [x] if case.input_grad else []
+    call = sweep.step(fn, x, y, input_grad=case.input_grad)
+    scalar = torch.zeros((), device=device)
+
+    def reset_then(run: Callable[[], Any]) -> Callable[[], Any]:
+        # For the timers that cannot reset x.grad themselves: do_bench_cudagraph's reset
+        # happens outside the graph, and the host batches call back to back.
+        def wrapped() -> Any:
+            x.grad = None
+            return run()
+
+        return wrapped
+
+    def forward_only() -> torch.Tensor:
+        with torch.enable_grad():
             return fn(x, y)
 
-    ours, torch_add = host_us(call, lambda: scalar.add_(1.0))
-    plans = [p for p in fused._PLANS.values() if p.compiled is not None]
-    return {
-        **({"direct_launch": all(p.learnt is not None for p in plans)} if plans else {}),
-        **({"raw_launch": all(bool(p.learnt and p.learnt.raw) for p in plans)} if plans else {}),
-        "cudagraph_ms": _graph_ms(call),
-        "do_bench_ms": float(do_bench(call, return_mode="median")),
-        "host_us_per_call": statistics.median(ours),
-        "host_us_spread": [min(ours), max(ours)],
-        "torch_add_host_us": statistics.median(torch_add),
-        "read_roofline_ms": read_stream_ms(x.detach(), y),
-    }
+    found: dict[str, Any] = {}
+    _guarded(found, "cudagraph_ms", lambda: _graph_ms(reset_then(call)))
+    _guarded(
+        found,
+        "do_bench_ms",
+        lambda: float(do_bench(call, grad_to_none=grads or None, return_mode="median")),
+    )
+    timed = [reset_then(call), lambda: scalar.add_(1.0)]
+    if case.input_grad:
+        timed.append(forward_only)
+        _guarded(found, "forward_only_ms", lambda: _as_called_ms(forward_only, grads))
+        _guarded(found, "forward_only_cudagraph_ms", lambda: _graph_ms(forward_only))
+    _guarded(found, "waits_for_gpu", lambda: waits_for_gpu(reset_then(call)))
+    if case.input_grad:
+        _guarded(found, "forward_only_waits_for_gpu", lambda: waits_for_gpu(forward_only))
+    per_fn = host_us(*timed)
+    found.update(
+        host_us_per_call=statistics.median(per_fn[0]),
+        host_us_spread=[min(per_fn[0]), max(per_fn[0])],
+        torch_add_host_us=statistics.median(per_fn[1]),
+    )
+    if case.input_grad:
+        found["forward_only_host_us"] = statistics.median(per_fn[2])
+    _guarded(found, "read_roofline_ms", lambda: read_stream_ms(x.detach(), y))
+    if provider == "triton":
+        found.update(_launch_path())
+    return found
+
+
+def same_bytes(case: sweep.JSDCase, device: torch.device | None = None) -> dict[str, Any]:
+    """``torch.add(x, y, out=out)`` at ``case``: the bytes a training step must move.
+
+    It reads the input and the target once and writes one tensor of their size, as a
+    step that ends in dL/dinput does. Timed as called (the harness's CUDA-events timer)
+    and under a CUDA graph, with its host us per call; a measure that fails leaves
+    ``<name>_error`` instead.
+    """
+    device = device or torch.device("cuda")
+    x, y = sweep._inputs(case, device, 0)
+    out = torch.empty_like(x)
+
+    def add() -> torch.Tensor:
+        return torch.add(x, y, out=out)
+
+    found: dict[str, Any] = {}
+    _guarded(found, "same_bytes_host_us", lambda: statistics.median(host_us(add)[0]))
+    _guarded(found, "same_bytes_ms", lambda: _as_called_ms(add, []))
+    _guarded(found, "same_bytes_cudagraph_ms", lambda: _graph_ms(add))
+    return found
+
+
+def step_ratios(row: dict[str, Any]) -> dict[str, float]:
+    """Training step time / same-bytes time, as called and under a CUDA graph (where both
+    are known): 1.0 is the step at the rate of torch.add moving the same bytes."""
+    ratios = {}
+    for mine, base, key in (
+        ("median_ms", "same_bytes_ms", "step_over_same_bytes"),
+        ("cudagraph_ms", "same_bytes_cudagraph_ms", "step_over_same_bytes_cudagraph"),
+    ):
+        if row.get(mine) and row.get(base):
+            ratios[key] = row[mine] / row[base]
+    return ratios
 
 
 def summarize(record: ki.models.RecordBundle, copy_bw: float) -> dict[str, Any]:
@@ -179,20 +324,128 @@ def summarize(record: ki.models.RecordBundle, copy_bw: float) -> dict[str, Any]:
     return row
 
 
+PROVIDERS = ["torch", "torch-compile", "liger", "triton"]
+
+
 def _cell(row: dict[str, Any] | None) -> str:
     if row is None:
         return "-"
     if "median_ms" not in row:
         return str(row["status"])
-    return f"{row['median_ms']:.3f} / {row.get('cudagraph_ms', float('nan')):.3f}"
+    return f"{row['median_ms']:.3f} / {_num(row.get('cudagraph_ms'), '.3f')}"
+
+
+def _num(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _host(row: dict[str, Any], key: str, waits: str) -> str:
+    """Host us per call, marked ``(waits)`` where the call blocked on the GPU."""
+    text = _num(row.get(key), ".0f")
+    return f"{text} (waits)" if row.get(waits) else text
+
+
+def _ratio(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "-"
+    called = row.get("step_over_same_bytes")
+    graph = row.get("step_over_same_bytes_cudagraph")
+    if called is None and graph is None:
+        return "-"
+    return f"{_num(called, '.2f')} / {_num(graph, '.2f')}"
+
+
+def _points(rows: list[dict[str, Any]], grad: bool) -> list[tuple[int, int, str]]:
+    keys = {(r["tokens"], r["vocab"], r["dtype"]) for r in rows if r["input_grad"] is grad}
+    return sorted(keys, key=lambda k: (k[2], k[0]))
+
+
+def _found(rows: list[dict[str, Any]], point: tuple[int, int, str], grad: bool) -> dict[str, Any]:
+    return {
+        r["provider"]: r
+        for r in rows
+        if (r["tokens"], r["vocab"], r["dtype"], r["input_grad"]) == (*point, grad)
+    }
+
+
+def _loss_only(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    lines = [
+        "## Loss only",
+        "",
+        "| BT x V | dtype | "
+        + " | ".join(providers)
+        + " | triton do_bench | read roofline | copy roofline"
+        + " | triton % of read (as called) | (graph) | host us/call | torch add_ us |",
+        "|" + " --- |" * (len(providers) + 9),
+    ]
+    for point in _points(rows, False):
+        found = _found(rows, point, False)
+        ours = found.get("triton", {})
+        read, copy = ours.get("read_roofline_ms"), ours.get("copy_roofline_ms")
+        called = read / ours["median_ms"] if read and "median_ms" in ours else None
+        graph = read / ours["cudagraph_ms"] if read and ours.get("cudagraph_ms") else None
+        tail = [
+            _num(ours.get("do_bench_ms"), ".3f"),
+            _num(read, ".3f"),
+            _num(copy, ".3f"),
+            _num(called, ".1%"),
+            _num(graph, ".1%"),
+            _host(ours, "host_us_per_call", "waits_for_gpu"),
+            _num(ours.get("torch_add_host_us"), ".0f"),
+        ]
+        cells = [_cell(found.get(p)) for p in providers]
+        lines.append(f"| {point[0]} x {point[1]} | {point[2]} | " + " | ".join(cells + tail) + " |")
+    return [*lines, ""]
+
+
+def _training_step(rows: list[dict[str, Any]], providers: list[str]) -> list[str]:
+    lines = [
+        "## Training step: forward + backward down to dL/dinput",
+        "",
+        "| BT x V | dtype | "
+        + " | ".join(providers)
+        + " | same bytes: torch.add | "
+        + " | ".join(f"{p} / same bytes" for p in providers)
+        + " | triton forward only | triton do_bench | roofline"
+        + " | triton % of roofline (as called) | (graph)"
+        + " | host us/step | host us/forward only | torch add_ us |",
+        "|" + " --- |" * (2 * len(providers) + 11),
+    ]
+    for point in _points(rows, True):
+        found = _found(rows, point, True)
+        ours = found.get("triton", {})
+        any_row: dict[str, Any] = next(iter(found.values()), {})
+        same = any_row.get("same_bytes_ms")
+        same_graph = any_row.get("same_bytes_cudagraph_ms")
+        roof = ours.get("read_roofline_ms")
+        called = roof / ours["median_ms"] if roof and "median_ms" in ours else None
+        graph = roof / ours["cudagraph_ms"] if roof and ours.get("cudagraph_ms") else None
+        forward = ours.get("forward_only_ms")
+        forward_graph = ours.get("forward_only_cudagraph_ms")
+        cells = [_cell(found.get(p)) for p in providers]
+        cells.append(f"{_num(same, '.3f')} / {_num(same_graph, '.3f')}")
+        cells += [_ratio(found.get(p)) for p in providers]
+        cells += [
+            f"{_num(forward, '.3f')} / {_num(forward_graph, '.3f')}" if forward else "-",
+            _num(ours.get("do_bench_ms"), ".3f"),
+            _num(roof, ".3f"),
+            _num(called, ".1%"),
+            _num(graph, ".1%"),
+            _host(ours, "host_us_per_call", "waits_for_gpu"),
+            _host(ours, "forward_only_host_us", "forward_only_waits_for_gpu"),
+            _num(ours.get("torch_add_host_us"), ".0f"),
+        ]
+        lines.append(f"| {point[0]} x {point[1]} | {point[2]} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: float) -> str:
-    providers = ["torch", "torch-compile", "liger", "triton"]
+    """The Markdown page of one run: loss only, then the training step, where they ran."""
+    providers = [p for p in PROVIDERS if any(r["provider"] == p for r in rows)]
     lines = [
-        f"# JSD loss forward on {device}",
+        f"# JSD loss on {device}",
         "",
-        "Written by `benchmarks/jsd_forward.py` (all numbers from one process). Each cell:",
+        "Written by `benchmarks/jsd_forward.py` (all numbers from one process). Each time cell:",
         "median ms as called (the harness: CUDA events around each call, L2 cleared before",
         "each by a read) / median ms under a CUDA graph (`do_bench_cudagraph`, the GPU's time",
         "alone). `do_bench` is triton.testing.do_bench's median for our kernel: its flush",
@@ -201,55 +454,71 @@ def table(rows: list[dict[str, Any]], device: str, read_bw: float, copy_bw: floa
         " TB/s at best;",
         f"copy roofline: a 4 GiB device-to-device copy, {copy_bw / 1e12:.2f} TB/s (read + write).",
         "Each roofline is the bytes the workload must move (read both inputs; with the",
-        "gradient also write dL/dinput) at that rate. Liger computes the gradient in every",
-        "forward; `torch` and `torch-compile` with dL/dinput build the autograd graph.",
-        "Host us/call: our call's host time, median of batches of calls issued while the GPU",
-        "is busy; torch add_ us: a torch elementwise launch (`add_` on a scalar) timed in the",
-        "same batches, the host's speed at that point.",
+        "gradient also write dL/dinput) at that rate.",
+        "Training step: every provider timed doing the same work, the forward then",
+        "`loss.backward()` down to dL/dinput, x.grad reset before each call (records: pass",
+        "`full`). Same bytes: `torch.add(x, y, out=out)`, which reads x and y and writes one",
+        "tensor, the traffic a step must move; `<provider> / same bytes` is the step's time",
+        "over it, as called / graph (1.11 or less is a step at 90% or more of the same-bytes",
+        "rate). Forward only: our forward alone, which computes dL/dinput (as Liger's does;",
+        "torch's forward only records the autograd graph), as called / graph.",
+        "Host us/call (per step, per forward only): our call's host time, median of batches",
+        "of calls issued while the GPU is busy; torch add_ us: a torch elementwise launch",
+        "(`add_` on a scalar) timed in the same batches, the host's speed at that point.",
+        "`(waits)`: the call blocked the host until the GPU caught up (a host sync, such as",
+        "a device-to-host copy): its host us include the GPU's time, and a CUDA graph cannot",
+        "capture it.",
         "",
     ]
-    for grad in (False, True):
-        lines.append("## Loss and gradient in one forward" if grad else "## Loss only")
-        lines.append("")
-        header = (
-            "| BT x V | dtype | "
-            + " | ".join(providers)
-            + " | triton do_bench | read roofline | copy roofline"
-            + " | triton % of read (as called) | (graph) | host us/call | torch add_ us |"
-        )
-        lines += [header, "|" + " --- |" * (len(providers) + 9)]
-        keys = sorted(
-            {(r["tokens"], r["vocab"], r["dtype"]) for r in rows if r["input_grad"] is grad},
-            key=lambda k: (k[2], k[0]),
-        )
-        for tokens, vocab, dtype in keys:
-            found = {
-                r["provider"]: r
-                for r in rows
-                if (r["tokens"], r["vocab"], r["dtype"], r["input_grad"])
-                == (tokens, vocab, dtype, grad)
-            }
-            cells = [_cell(found.get(p)) for p in providers]
-            ours = found.get("triton", {})
-            read = ours.get("read_roofline_ms")
-            copy = ours.get("copy_roofline_ms")
-            called = read / ours["median_ms"] if read and "median_ms" in ours else None
-            graph = read / ours["cudagraph_ms"] if read and "cudagraph_ms" in ours else None
-            host = ours.get("host_us_per_call")
-            torch_add = ours.get("torch_add_host_us")
-            plain = ours.get("do_bench_ms")
-            tail = [
-                f"{plain:.3f}" if plain else "-",
-                f"{read:.3f}" if read else "-",
-                f"{copy:.3f}" if copy else "-",
-                f"{called:.1%}" if called else "-",
-                f"{graph:.1%}" if graph else "-",
-                f"{host:.0f}" if host else "-",
-                f"{torch_add:.0f}" if torch_add else "-",
-            ]
-            lines.append(f"| {tokens} x {vocab} | {dtype} | " + " | ".join(cells + tail) + " |")
-        lines.append("")
+    if any(r["input_grad"] is False for r in rows):
+        lines += _loss_only(rows, providers)
+    if any(r["input_grad"] is True for r in rows):
+        lines += _training_step(rows, providers)
     return "\n".join(lines) + "\n"
+
+
+def measure(
+    case: sweep.JSDCase,
+    providers: list[str],
+    device: torch.device,
+    copy_bw: float,
+    write: Callable[[ki.models.RecordBundle], Any],
+) -> list[dict[str, Any]]:
+    """Record and measure every provider at ``case``: one row each, in provider order.
+
+    Each provider's record (written with ``write``) comes from :func:`sweep.run_case`, as
+    ``kernelindex bench jsd`` makes it; a passed one gets its :func:`side_measures`. With
+    the gradient every row also carries the same-bytes reference (measured once per case)
+    and the step's ratios to it.
+    """
+    same: dict[str, Any] = {}
+    if case.input_grad:
+        try:
+            same = same_bytes(case, device)
+        except Exception as err:  # no inputs for it (out of memory, say): the rows stand
+            same = {"same_bytes_error": f"{type(err).__name__}: {err}"[:200]}
+    rows = []
+    for provider in providers:
+        record = sweep.run_case(provider, case, device)
+        write(record)
+        row = summarize(record, copy_bw)
+        if row["status"] == "passed":
+            try:
+                row.update(side_measures(provider, case, device))
+            except Exception as err:  # a side measure failed: keep the record's row
+                row["side_error"] = f"{type(err).__name__}: {err}"[:200]
+        read = row.get("read_roofline_ms")
+        if read:
+            reads = 2 * case.tokens * case.vocab * case.torch_dtype.itemsize
+            row["read_bandwidth"] = reads / (read * 1e-3)
+            # With the gradient the workload also writes dL/dinput: at the read rate.
+            row["read_roofline_ms"] = read * (1.5 if case.input_grad else 1.0)
+        row.update(same)
+        row.update(step_ratios(row))
+        rows.append(row)
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return rows
 
 
 def main() -> int:
@@ -278,32 +547,19 @@ def main() -> int:
     )
     copy_bw = copy_bandwidth()
     rows = []
-    read_bw = 0.0
     with JSONLinesWriter(args.records) as out:
         for case in points:
-            for provider in providers:
-                record = sweep.run_case(provider, case, device)
-                out.write(record)
-                row = summarize(record, copy_bw)
-                if row["status"] == "passed":
-                    try:
-                        row.update(side_measures(provider, case))
-                    except Exception as err:  # a side measure failed: keep the record's row
-                        row["side_error"] = f"{type(err).__name__}: {err}"[:200]
-                read = row.get("read_roofline_ms")
-                if read:
-                    reads = 2 * case.tokens * case.vocab * case.torch_dtype.itemsize
-                    read_bw = max(read_bw, reads / (read * 1e-3))
-                    # With the gradient the workload also writes dL/dinput: at the read rate.
-                    row["read_roofline_ms"] = read * (1.5 if case.input_grad else 1.0)
+            for row in measure(case, providers, device, copy_bw, out.write):
                 rows.append(row)
-                torch.cuda.empty_cache()
                 shown = f"{row['median_ms']:.4f} ms" if "median_ms" in row else row["status"]
                 graph = row.get("cudagraph_ms")
                 host = row.get("host_us_per_call")
                 extra = f" graph {graph:.4f} host {host:.0f}us" if graph and host else ""
+                ratio = row.get("step_over_same_bytes")
+                extra += f" step/same-bytes {ratio:.2f}" if ratio else ""
                 point = f"{row['dtype']} {row['tokens']:5} grad={row['input_grad']!s:5}"
                 print(f"{row['provider']:14} {point} {shown}{extra}", flush=True)
+    read_bw = max((r["read_bandwidth"] for r in rows if r.get("read_bandwidth")), default=0.0)
     name = torch.cuda.get_device_name(device)
     summary = {
         "device": name,

@@ -25,7 +25,6 @@ Three questions, one process, one GPU (a fourth, software pipelining with
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import os
@@ -228,36 +227,6 @@ def versus() -> dict[str, Any]:
     return out
 
 
-def _host_variants_of(dtype: torch.dtype, out: dict[str, list[float]]) -> None:
-    x, y = _inputs(1024, dtype)
-    x.requires_grad_()
-    c_apply = super(torch.autograd.Function, fused._JSDFunction).apply
-    name = str(dtype).removeprefix("torch.")
-    variants: dict[str, Callable[[], Any]] = {
-        "jsd_triton": lambda: jsd_triton(x, y),
-        "function_apply": lambda: fused._JSDFunction.apply(x, y, 0.5, None, -100),
-        "c_apply": lambda: c_apply(x, y, 0.5, None, -100),
-    }
-    for _ in range(3):
-        for key, fn in variants.items():
-            out.setdefault(f"{name}-{key}", []).append(_host_us(fn, calls=100))
-        gc.disable()
-        out.setdefault(f"{name}-jsd_triton-gc-off", []).append(
-            _host_us(variants["jsd_triton"], calls=100)
-        )
-        gc.enable()
-
-
-def host_variants() -> dict[str, list[float]]:
-    """Host us per call with the gradient: the garbage collector on and off, and
-    autograd.Function's public apply against the C apply beneath it, three rounds."""
-    out: dict[str, list[float]] = {}
-    for dtype in (torch.float32, torch.bfloat16):
-        _host_variants_of(dtype, out)
-    print(out, file=sys.stderr, flush=True)
-    return out
-
-
 def host_versus() -> dict[str, Any]:
     """Host us per call of this tree's jsd_triton against the baseline's (as ``versus``),
     five interleaved rounds at 1024 rows, beside the parts of a call that torch and
@@ -304,10 +273,6 @@ def host_versus() -> dict[str, Any]:
         }
         for name, fn in refs.items():
             out.setdefault(name, []).append(_host_us(fn, calls=100))
-    out["raw_launch"] = [
-        bool(p.learnt and p.learnt.raw) for p in fused._PLANS.values() if p.compiled is not None
-    ]
-    out["direct_calls"] = [p.direct_calls for p in fused._PLANS.values()]
     print(json.dumps(out), file=sys.stderr, flush=True)
     return out
 
@@ -325,7 +290,6 @@ def main() -> int:
             "flush": flush,
             "configs": configs,
             "versus": versus,
-            "host_variants": host_variants,
             "host_versus": host_versus,
         }
         out[part] = parts[part]()

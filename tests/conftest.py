@@ -33,7 +33,9 @@ def _has_cuda() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    gpu_items = [item for item in items if "gpu" in item.keywords]
+    # The marker, not item.keywords: keywords hold every parent's name too, so a checkout
+    # in a folder named "gpu" would skip every test.
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
     # Importing torch is slow: only look for CUDA when a GPU test was collected.
     if not gpu_items or _has_cuda():
         return

@@ -1,4 +1,5 @@
-"""Compile every table config and kernel mode of the fused JSD kernel for a GPU not present.
+"""Compile every table config and kernel mode of the fused JSD kernel, and the kernel that
+scales its gradient, for a GPU not present.
 
 Run as a script (without TRITON_INTERPRET): ``python aot_compile.py 100`` compiles for
 sm_100 and prints how many variants compiled; Triton needs no GPU of that kind to do it.
@@ -67,6 +68,19 @@ def main(capability: int) -> int:
                 )
                 triton.compile(source, target=target, options={"num_warps": warps})
                 compiled += 1
+    for dtype in ("fp32", "bf16", "fp16"):
+        source = ASTSource(
+            fn=fused.jsd_scale_kernel,
+            signature={
+                "dx_ptr": f"*{dtype}",
+                "grad_ptr": f"*{dtype}",
+                "n": "i64",
+                "BLOCK": "constexpr",
+            },
+            constexprs={"BLOCK": fused._SCALE_BLOCK},
+        )
+        triton.compile(source, target=target, options={"num_warps": fused._SCALE_WARPS})
+        compiled += 1
     print(compiled)
     return 0
 

@@ -251,35 +251,95 @@ def test_a_cuda_graph_replays_the_loss() -> None:
         torch.testing.assert_close(loss.double(), expected, rtol=1e-2, atol=1e-7)
 
 
-@pytest.mark.parametrize(
-    ("dtype", "grad", "pattern"),
-    [("fp32", False, "none"), ("bf16", False, "half-ignored"), ("fp32", True, "most-ignored")],
-)
-def test_learnt_launches_compute_what_tritons_dispatch_computed(
-    dtype: str, grad: bool, pattern: str
-) -> None:
-    # Two inputs in turn: a launch that did nothing would leave the other's values behind
-    # (the allocator hands the same blocks back).
-    pairs = [inputs(64, 32003, dtype, seed=seed) for seed in (21, 22)]
-    labels = labels_for(pattern, 64)
-    fused._PLANS.clear()
-    got = []
-    for i in range(4):  # Triton's dispatch, learning, then the learnt launch twice
-        x, y = pairs[i % 2]
-        xt = x.detach().clone().requires_grad_(grad)
-        with torch.set_grad_enabled(grad):
-            loss = jsd_triton(xt, y, beta=0.37, labels=labels)
-        if grad:
-            loss.backward()
+def _step_inputs(dtype: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x, y = inputs(256, 32003, dtype, seed=seed)
+    return x, y
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.5])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_a_training_step_captures_in_a_cuda_graph(dtype: str, scale: float) -> None:
+    """Forward and loss.backward() in one graph: backward decides on grad_output on the
+    GPU (a host copy of it would refuse the capture), and replays follow new inputs."""
+    x_static, y_static = _step_inputs(dtype, seed=31)
+    x_static.requires_grad_()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):  # compile and warm up on the capture stream
+            x_static.grad = None
+            (jsd_triton(x_static, y_static, beta=0.37) * scale).backward()
+    torch.cuda.current_stream().wait_stream(stream)
+    x_static.grad = None
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        loss = jsd_triton(x_static, y_static, beta=0.37)
+        (loss * scale).backward()
+    for seed in (32, 33):
+        x_new, y_new = _step_inputs(dtype, seed=seed)
+        with torch.no_grad():
+            x_static.copy_(x_new)
+            y_static.copy_(y_new)
+        graph.replay()
         torch.cuda.synchronize()
-        got.append((loss.detach(), xt.grad))
-    (plan,) = fused._PLANS.values()
-    assert plan.direct_calls == 2
-    # Triton 3.6 (the device's): the launcher's C entry point itself, not its wrapper.
-    assert plan.learnt is not None
-    assert plan.learnt.raw
-    assert not torch.equal(got[0][0], got[1][0])
-    for jit, learnt in ((got[0], got[2]), (got[1], got[3])):
-        assert torch.equal(learnt[0], jit[0])
-        if grad:
-            assert torch.equal(learnt[1], jit[1])  # type: ignore[arg-type]
+        x64 = x_new.double().requires_grad_()
+        expected = jsd_torch(x64, y_new.double(), beta=0.37)
+        (expected * scale).backward()
+        torch.testing.assert_close(
+            loss.detach().double(), expected.detach(), rtol=LOSS_RTOL[dtype], atol=1e-7
+        )
+        atol, rtol = sweep.GRAD_TOLERANCES[dtype]
+        scale_g = float(x64.grad.abs().max())  # type: ignore[union-attr]
+        torch.testing.assert_close(
+            x_static.grad.double(),  # type: ignore[union-attr]
+            x64.grad,
+            rtol=rtol,
+            atol=atol * scale_g,
+        )
+
+
+@pytest.mark.parametrize("scale", [1.0, 3.0])
+def test_a_training_step_never_synchronizes_with_the_host(scale: float) -> None:
+    x, y = inputs(64, 32003, "bf16", seed=34)
+    x.requires_grad_()
+    (jsd_triton(x, y) * scale).backward()  # compile outside the check
+    x.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        (jsd_triton(x, y) * scale).backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.cuda.synchronize()
+    assert x.grad is not None
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+@pytest.mark.parametrize("grad", [False, True])
+def test_inputs_on_another_gpu_run_on_their_own_device(grad: bool) -> None:
+    """The current device is cuda:0 and the inputs live on cuda:1: the kernel runs on
+    cuda:1 (a launch on cuda:0 would read another GPU's addresses)."""
+    torch.cuda.set_device(0)
+    x, y = inputs(64, 32003, "fp32", seed=35)
+    x1, y1 = x.to("cuda:1").requires_grad_(grad), y.to("cuda:1")
+    labels = labels_for("half-ignored", 64)
+    assert labels is not None
+    loss = jsd_triton(x1, y1, beta=0.37, labels=labels.to("cuda:1"))
+    assert loss.device == torch.device("cuda", 1)
+    assert torch.cuda.current_device() == 0
+    x64 = x.double().requires_grad_(grad)
+    expected = jsd_torch(x64, y.double(), beta=0.37, labels=labels)
+    torch.testing.assert_close(
+        loss.detach().cpu().double(), expected.detach().cpu(), rtol=2e-6, atol=1e-7
+    )
+    if grad:
+        (loss * 2.0).backward()
+        (expected * 2.0).backward()
+        assert x1.grad is not None
+        assert x1.grad.device == torch.device("cuda", 1)
+        torch.testing.assert_close(
+            x1.grad.cpu().double(),
+            x64.grad.cpu(),
+            rtol=1e-4,
+            atol=1e-5 * float(x64.grad.abs().max()),  # type: ignore[union-attr]
+        )

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import kernelindex_sdk as ki
+from kernelindex_sdk._base import noise as _noise
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.reference_kernels import harness
 from kernelindex_sdk.reference_kernels.jsd import reference, sweep
@@ -192,7 +193,7 @@ def test_a_comparison_that_breaks_is_reported_as_the_harness_s() -> None:
 def test_statistics_are_the_quantiles_of_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     samples = [float(ms) for ms in (10, 1, 9, 2, 8, 3, 7, 4, 6, 5)]
     monkeypatch.setattr(
-        harness, "time_wall_clock", lambda fn, n: harness.Measured(samples_ms=samples)
+        harness, "time_wall_clock", lambda fn, n, grads=(): harness.Measured(samples_ms=samples)
     )
     x, y = _xy()
     # Ten samples: a protocol asking for more would contradict the record (min-samples).
@@ -430,3 +431,73 @@ def test_a_test_can_fix_run_names(monkeypatch: pytest.MonkeyPatch) -> None:
     names = {bench(lambda: reference.jsd_torch(x, y))["run"]["metadata"]["name"] for _ in "ab"}
     assert len(names) == 1
     assert names.pop().endswith("-2026-12-01-12-00-00-123-fixed")
+
+
+# Issue 24 item 5: a noisy run says so, in an annotation no digest covers.
+
+
+def _six(p20_ms: float, p80_ms: float) -> list[float]:
+    """Six samples whose linear p20 and p80 are exactly ``p20_ms`` and ``p80_ms``."""
+    # q * (6 - 1): p20 is the 2nd smallest sample, p80 the 5th.
+    return [p20_ms / 2, p20_ms, p20_ms, p80_ms, p80_ms, p80_ms * 2]
+
+
+@pytest.mark.parametrize(
+    ("p20_ms", "p80_ms", "annotation"),
+    [
+        (1.0, 1.0, None),
+        (1.0, 1.1, None),  # p80/p20 = 1.10 exactly: the rule is "above 1.10"
+        (1.0, 1.100001, "1.101"),  # rounded up: never reads as 1.100
+        (2.0, 2.846, "1.423"),
+        (0.046, 26.6, "578.261"),  # the issue's CPU run: 46 us to 26.6 ms
+    ],
+)
+def test_the_noisy_annotation_appears_exactly_when_the_rule_says(
+    monkeypatch: pytest.MonkeyPatch, p20_ms: float, p80_ms: float, annotation: str | None
+) -> None:
+    samples = _six(p20_ms, p80_ms)
+    monkeypatch.setattr(
+        harness, "time_wall_clock", lambda fn, n, grads=(): harness.Measured(samples_ms=samples)
+    )
+    x, y = _xy()
+    doc = bench(lambda: reference.jsd_torch(x, y), min_samples=6)
+    spec = doc["run"]["spec"]
+    stats = {m["statistic"]: m["value"] for m in spec["measurements"] if m["metric"] == "latency"}
+    assert (stats["p20"], stats["p80"]) == (round(p20_ms * 1e6), round(p80_ms * 1e6))
+    assert _noise.is_noisy(stats["p20"], stats["p80"]) is (annotation is not None)
+    notes = doc["run"]["metadata"]["annotations"]
+    assert notes.get(_noise.NOISY_ANNOTATION) == annotation
+    assert ki.validate(doc, verify_digests=True) == []
+
+
+def test_a_noisy_run_keeps_the_digests_of_a_clean_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    x, y = _xy()
+    docs = []
+    for samples in (_six(1.0, 1.0), _six(1.0, 3.0)):
+        monkeypatch.setattr(
+            harness,
+            "time_wall_clock",
+            lambda fn, n, grads=(), s=samples: harness.Measured(samples_ms=s),
+        )
+        docs.append(bench(lambda: reference.jsd_torch(x, y), min_samples=6))
+    clean, noisy = docs
+    assert _noise.NOISY_ANNOTATION not in clean["run"]["metadata"]["annotations"]
+    assert noisy["run"]["metadata"]["annotations"][_noise.NOISY_ANNOTATION] == "3.000"
+    assert [clean["run"]["spec"][d] for d in DIGESTS] == [noisy["run"]["spec"][d] for d in DIGESTS]
+
+
+def test_failed_runs_carry_no_noise_annotation() -> None:
+    doc = bench(lambda: 1 / 0)
+    assert _noise.NOISY_ANNOTATION not in doc["run"]["metadata"]["annotations"]
+
+
+def test_the_wall_clock_resets_grads_before_every_call() -> None:
+    x = torch.zeros(3, requires_grad=True)
+    seen: list[bool] = []
+
+    def step() -> None:
+        seen.append(x.grad is None)
+        x.sum().backward()
+
+    harness.time_wall_clock(step, 7, [x])
+    assert seen == [True] * (7 + harness.CPU_WARMUP_CALLS)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from _records import bundle
 
 from kernelindex_sdk import dumps
@@ -59,13 +63,23 @@ def test_missing_path_exits_2_after_ingesting_the_others(store_url: str, tmp_pat
     assert "64 record(s) added" in err
 
 
-def test_export_refuses_the_store_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["same path", "symlink", "hard link"])
+def test_export_refuses_the_store_file(tmp_path: Path, how: str) -> None:
+    """The store is export's input: written over by no name it has."""
     db = tmp_path / "k.sqlite3"
     assert run("ingest", str(SWEEP), "--db", str(db))[0] == 0
     before = db.read_bytes()
-    status, _, err = run("export", "--db", str(db), "-o", str(db))
+    out = tmp_path / "out.jsonl"
+    if how == "symlink":
+        out.symlink_to(db)
+    elif how == "hard link":
+        out.hardlink_to(db)
+    else:
+        out = db
+    status, _, err = run("export", "--db", str(db), "-o", str(out))
     assert status == 2
-    assert "is the store's own file" in err
+    assert "is the input" in err
+    assert err.count("\n") == 1
     assert db.read_bytes() == before
 
 
@@ -98,3 +112,37 @@ def test_ingest_from_stdin(tmp_path: Path) -> None:
     )
     assert status == 0, err.getvalue()
     assert "2 record(s) added" in err.getvalue()
+
+
+def test_ingest_of_an_empty_folder_is_a_notice_not_a_warning(tmp_path: Path) -> None:
+    """Under PYTHONWARNINGS=error a notice is still one line, never a traceback."""
+    (tmp_path / "empty").mkdir()
+    db = tmp_path / "k.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelindex_sdk", "ingest", "empty", "--db", str(db)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "error"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kernelindex: empty: no .json or .jsonl files found" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_export_to_stdout_redirected_onto_the_store_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "k.sqlite3"
+    assert run("ingest", str(SWEEP), "--db", str(db))[0] == 0
+    before = db.read_bytes()
+    with db.open("ab") as sink:
+        done = subprocess.run(
+            [sys.executable, "-m", "kernelindex_sdk", "export", "--db", str(db)],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 2
+    assert "standard output: is the input" in done.stderr
+    assert db.read_bytes() == before

@@ -21,13 +21,13 @@ from typing import IO, Any, NoReturn
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
-from . import analysis, bench, history, importer, merge, records, store
+from . import analysis, bench, history, importer, merge, records, site, store
 from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, reader_gone, silence_stdout
 
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench, merge, analysis, store, history)
+_COMMANDS = (records, importer, bench, merge, analysis, store, history, site)
 
 
 class _ClosedStream(_io.TextIOBase):

@@ -56,7 +56,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--input-grad",
         choices=("off", "on", "both"),
         default="off",
-        help="time the forward that also computes dL/dinput, and check that too (default off)",
+        help=(
+            "on: time a training step, forward plus loss.backward() down to dL/dinput, for"
+            " every implementation (pass 'full'), and check the gradient too; both: loss"
+            " alone and the step (default off: the loss alone, pass 'forward')"
+        ),
     )
     jsd.add_argument(
         "--timer",
@@ -86,7 +90,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     jsd.add_argument(
         "--no-summary",
         action="store_true",
-        help="no table of medians and speedups on stderr at the end",
+        help=(
+            "no table of medians and speedups on stderr at the end (noisy medians marked ~,"
+            " CPU-timed runs said so)"
+        ),
     )
     # Provenance: these win over CI's variables and git (kernelindex_sdk.provenance.detect).
     add_provenance(jsd)
@@ -169,10 +176,10 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             silence_stdout(io)
             return EXIT_INVALID if failed else EXIT_OK
     if made and not args.no_summary:
-        from ..report import summary_text
+        from .._bench_summary import bench_summary
 
         # stderr: standard output may carry the records themselves.
-        print(summary_text(made), file=io.stderr, end="")
+        print(bench_summary(made), file=io.stderr, end="")
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK

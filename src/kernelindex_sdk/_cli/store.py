@@ -8,7 +8,16 @@ from .._base.display import display_path, printable
 from ..errors import ArgumentError
 from ..provenance import normalize_commit_time
 from ..store import DEFAULT_DB, ENV_VAR, IngestReport, open_store
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, add_verify_digests, names
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    add_verify_digests,
+    names,
+    notice,
+    stdout_fd,
+)
 
 __all__ = ["add_db", "add_provenance", "register"]
 
@@ -132,6 +141,7 @@ def _cmd_ingest(args: argparse.Namespace, io: Streams) -> int:
             commit_time=args.commit_time,
             verify_digests=args.verify_digests,
             stdin=io.stdin,
+            on_notice=notice(io),
         )
     for problem in report.problems:
         print(str(problem), file=io.stderr)
@@ -147,6 +157,8 @@ def _cmd_export(args: argparse.Namespace, io: Streams) -> int:
     chosen = filters_of(args)
     with open_store(args.db, create=False) as store:
         if args.out == "-":
+            for fd in stdout_fd(io):
+                store.refuse_output(fd)
             count = 0
             for count, line in enumerate(store.export_lines(**chosen), 1):  # noqa: B007
                 io.stdout.write(line)

@@ -20,6 +20,7 @@ import torch
 
 from .. import __version__, digest, load_record
 from .._base import names as _names
+from .._base.noise import NOISY_ANNOTATION, is_noisy
 from .._base.schemas import API_VERSION as API
 from ..convert import format_observed_at
 from ..errors import ArgumentError
@@ -44,6 +45,7 @@ __all__ = [
     "Check",
     "Measured",
     "bench",
+    "noise_annotations",
     "protocol_spec",
     "source_digest",
     "timer_for",
@@ -199,6 +201,30 @@ class Check:
     atol_floor: float = 0.0
 
 
+def noise_annotations(measured: Measured) -> dict[str, str]:
+    """The noisy-run annotation of a timing whose spread passes the one noise rule, else none.
+
+    The rule is :func:`kernelindex_sdk._base.noise.is_noisy` on the p20 and p80 the record
+    carries (integer ns): p80 / p20 above 1.10. The value is the ratio rounded up to
+    three decimals, so that it always reads above the threshold (a noisy 1.1001 is
+    ``"1.101"``, never ``"1.100"``), e.g. ``{"kernelindex.dev/noisy": "1.423"}``. An
+    annotation, never digested: a noisy run is an observation about one measurement, not
+    a different benchmark.
+
+    Args:
+        measured: The run's samples.
+
+    Returns:
+        ``{NOISY_ANNOTATION: ratio}`` for a noisy run, an empty dict for a clean one.
+    """
+    p20, p80 = measured.quantile_ns(0.2), measured.quantile_ns(0.8)
+    if not is_noisy(p20, p80):
+        return {}
+    # Integer ns: the thousandths rounded up exactly, with no float error (1.423 stays 1.423).
+    milli = -(-p80 * 1000 // p20)
+    return {NOISY_ANNOTATION: f"{milli // 1000}.{milli % 1000:03d}"}
+
+
 def _one_line(err: BaseException) -> str:
     text = f"{type(err).__name__}: {err}".strip().splitlines()
     return (text[0] if text else type(err).__name__)[:4096]
@@ -254,7 +280,9 @@ def bench(
         slug: The workload part of the run's name; by default from its parameters.
         labels: The run's labels.
         annotations: Facts the code chose or observed at run time (an autotuner's pick),
-            kept in the run's annotations, which no digest covers.
+            kept in the run's annotations, which no digest covers. A timed run whose
+            p80 / p20 passes the noise rule also gets ``kernelindex.dev/noisy`` there
+            (:func:`noise_annotations`).
 
     Returns:
         A RecordBundle whose run passed (every output checked, then timed), is unverified
@@ -337,6 +365,8 @@ def bench(
                 }
             )
     notes = {**volatile_annotations(device), **(annotations or {})}
+    if measured is not None:
+        notes.update(noise_annotations(measured))
     for item in further:
         scale = " x max|reference|" if item.relative_atol else ""
         scale += f" (at least {item.atol_floor!r})" if item.atol_floor else ""
@@ -396,7 +426,7 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
             return correctness, {"reason": "error", "message": message[:4096]}, None, errors
     try:
         if device.type != "cuda":
-            measured = time_wall_clock(fn, min_samples)
+            measured = time_wall_clock(fn, min_samples, grad_to_none)
         elif timer == "cuda-graph":
             measured = time_cuda_graph(fn, grad_to_none, min_samples)
         else:

@@ -151,12 +151,26 @@ def time_cuda_graph(
     return Measured(samples_ms=samples)
 
 
-def time_wall_clock(fn: Callable[[], Any], min_samples: int) -> Measured:
-    """``time.perf_counter_ns`` around each call, after a few warm-up calls."""
+def time_wall_clock(
+    fn: Callable[[], Any], min_samples: int, grad_to_none: Sequence[torch.Tensor] = ()
+) -> Measured:
+    """``time.perf_counter_ns`` around each call, after a few warm-up calls.
+
+    Args:
+        fn: The call to time.
+        min_samples: How many samples to take.
+        grad_to_none: Tensors whose ``.grad`` is set to None before each call (outside the
+            timed span), as the GPU timers do: a step that ends in ``backward()`` then
+            writes a fresh gradient each time instead of adding to the last one.
+    """
     for _ in range(CPU_WARMUP_CALLS):
+        for tensor in grad_to_none:
+            tensor.grad = None
         fn()
     samples = []
     for _ in range(min_samples):
+        for tensor in grad_to_none:
+            tensor.grad = None
         start = time.perf_counter_ns()
         fn()
         samples.append((time.perf_counter_ns() - start) / 1e6)

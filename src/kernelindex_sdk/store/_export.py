@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from .._base.files import refuse_overwriting_inputs
 from ..convert import dumps
-from ..errors import InputError
 from ._url import MEMORY, StoreURL
 
 __all__ = ["export_line", "refuse_store_file"]
@@ -20,23 +19,21 @@ def export_line(text: str, form: str) -> str:
     return dumps(json.loads(text), indent=None) + "\n"
 
 
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def refuse_store_file(out_path: str | Path, url: StoreURL) -> None:
+def refuse_store_file(out_path: str | Path | int, url: StoreURL) -> None:
     """Refuse to write over the store's own file (or its journal) with an export.
 
+    The one rule every writer follows
+    (:func:`kernelindex_sdk._base.files.refuse_overwriting_inputs`): the same path, a
+    symlink or a hard link of an input is refused before anything is read.
+
+    Args:
+        out_path: The file export writes, or the file descriptor it writes to.
+        url: The store's address.
+
     Raises:
-        InputError: naming the path.
+        OutputIsInputError: naming the path (an :class:`InputError`).
     """
-    if url.dialect != "sqlite" or url.target == MEMORY or str(out_path) == "-":
+    if url.dialect != "sqlite" or url.target == MEMORY:
         return
-    for companion in ("", "-wal", "-shm", "-journal"):
-        if _same_file(out_path, url.target + companion):
-            raise InputError(
-                source=str(out_path), reason=f"is the store's own file {url.target + companion!r}"
-            )
+    store_files = [url.target + companion for companion in ("", "-wal", "-shm", "-journal")]
+    refuse_overwriting_inputs([out_path], store_files)

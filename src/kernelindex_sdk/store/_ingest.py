@@ -400,6 +400,7 @@ def ingest_paths(
     *,
     verify_digests: bool = False,
     stdin: IO[bytes] | None = None,
+    on_notice: documents.OnNotice | None = None,
 ) -> IngestReport:
     """Ingest every file the paths name, each in one transaction; see the module's notes.
 
@@ -408,7 +409,7 @@ def ingest_paths(
     """
     errors: list[InputError] = []
     report = IngestReport()
-    for path in documents.expand_paths(paths, on_error=errors.append):
+    for path in documents.expand_paths(paths, on_error=errors.append, on_notice=on_notice):
         # One unreadable file must not stop the others.
         try:
             report += _ingest_file(backend, path, given, verify_digests=verify_digests, stdin=stdin)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -72,6 +72,7 @@ class Store:
         commit_time: str | None = None,
         verify_digests: bool = False,
         stdin: IO[bytes] | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> IngestReport:
         """Validate and store the records of files and folders, each file in one transaction.
 
@@ -87,6 +88,7 @@ class Store:
             commit_time: Likewise ``kernelindex.dev/commit-time`` (RFC 3339; stored in UTC).
             verify_digests: Recompute each digest whose object a record carries.
             stdin: The stream ``-`` reads (default: the process's standard input).
+            on_notice: Called with a line for each folder that holds no records.
 
         Returns:
             The counts and every problem; ``report.ok`` is whether all went in or was
@@ -97,7 +99,14 @@ class Store:
             StoreError: when the store fails.
         """
         given = provenance.Provenance(commit=commit, branch=branch, commit_time=commit_time)
-        return ingest_paths(self._backend, paths, given, verify_digests=verify_digests, stdin=stdin)
+        return ingest_paths(
+            self._backend,
+            paths,
+            given,
+            verify_digests=verify_digests,
+            stdin=stdin,
+            on_notice=on_notice,
+        )
 
     def rows(
         self,
@@ -247,6 +256,18 @@ class Store:
         lines = list(self.export_lines(**filters))
         replace_file(out_path, lines)
         return len(lines)
+
+    def refuse_output(self, out: str | Path | int) -> None:
+        """Refuse an output that would write over this store's own files.
+
+        Args:
+            out: A path a command writes, or a file descriptor it writes to (``1``).
+
+        Raises:
+            OutputIsInputError: when ``out`` is the store's file or its journal, by any
+                name (same path, symlink, hard link).
+        """
+        refuse_store_file(out, self.url)
 
     def close(self) -> None:
         """Close the connection."""

@@ -14,11 +14,10 @@ time, so two processes run the same code on the same inputs.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import os
-import threading
-from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -187,20 +186,38 @@ def _log2(x, OPS: tl.constexpr):
 
 
 @triton.jit
-def _to_float32(x, OPS: tl.constexpr):
+def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
+    """x as float32; with FLOOR, values below PAD (-inf: a masked entry) become PAD, whose
+    exp is exactly 0 in float32, and a NaN stays a NaN."""
     if OPS == _PTX and x.dtype == tl.bfloat16:
         # A bf16 is the top half of its float32: one shift or one mask per element, where
         # the generic conversion spends a byte permute and a shift on every other one.
-        return tl.inline_asm_elementwise(
-            "shl.b32 $0, $2, 16; and.b32 $1, $2, 0xFFFF0000;",
-            "=r,=r,r",
-            [x],
-            dtype=tl.uint32,
-            is_pure=True,
-            pack=2,
-        ).to(tl.float32, bitcast=True)
+        # The floor is one max per pair of values (0xC348 is -200 in bf16).
+        if FLOOR:
+            b_pair = tl.inline_asm_elementwise(
+                "{ .reg .b32 c, f; mov.b32 c, 0xC348C348; max.NaN.bf16x2 f, $2, c;"
+                " shl.b32 $0, f, 16; and.b32 $1, f, 0xFFFF0000; }",
+                "=r,=r,r",
+                [x],
+                dtype=tl.uint32,
+                is_pure=True,
+                pack=2,
+            )
+        else:
+            b_pair = tl.inline_asm_elementwise(
+                "shl.b32 $0, $2, 16; and.b32 $1, $2, 0xFFFF0000;",
+                "=r,=r,r",
+                [x],
+                dtype=tl.uint32,
+                is_pure=True,
+                pack=2,
+            )
+        return b_pair.to(tl.float32, bitcast=True)
     else:
-        return x.to(tl.float32)
+        x = x.to(tl.float32)
+        if FLOOR:
+            x = tl.maximum(x, PAD, propagate_nan=tl.PropagateNan.ALL)
+        return x
 
 
 @triton.jit
@@ -271,20 +288,25 @@ def _tile(
     FORM: tl.constexpr,
     OPS: tl.constexpr,
 ):
-    """Add one tile's loss terms to the running sum; return it and dl/dX (unscaled)."""
-    b_x = _to_float32(b_x, OPS)
-    b_y = _to_float32(b_y, OPS)
+    """Add one tile's loss terms to the running sum; return it and dl/dX (unscaled).
+
+    X or Y of -inf is probability 0, and 0 * log 0 = 0: at 0 < beta < 1 both are floored
+    at PAD (exp exactly 0, every term 0 times a finite number, as in padding lanes); at
+    beta 0 and 1 a term whose probability is 0 is 0, and one whose other probability is 0
+    is +inf (the divergence is infinite there)."""
+    b_x = _to_float32(b_x, OPS, BETA_MODE == 2)
+    b_y = _to_float32(b_y, OPS, BETA_MODE == 2)
     if BETA_MODE == 0:
         # KL(P||Q) = sum P (Y - X); dX = -P
         b_p = _exp(b_y, OPS)
-        b_l = b_p * (b_y - b_x)
+        b_l = tl.where(b_p == 0.0, 0.0, b_p * (b_y - b_x))
         b_g = -b_p
     elif BETA_MODE == 1:
         # KL(Q||P) = sum Q (X - Y); dX = Q (X - Y + 1)
         b_q = _exp(b_x, OPS)
         b_d = b_x - b_y
-        b_l = b_q * b_d
-        b_g = b_q * (b_d + 1.0)
+        b_l = tl.where(b_q == 0.0, 0.0, b_q * b_d)
+        b_g = tl.where(b_q == 0.0, 0.0, b_q * (b_d + 1.0))
     elif FORM == _BASE2:
         # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
         # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
@@ -416,14 +438,22 @@ def _tiles(
             )
             if COMPUTE_GRAD:
                 b_dx = (b_g * grad_scale).to(dx_ptr.dtype.element_ty)
+                # Streaming stores (.cs): dL/dinput is not read again by this kernel, and
+                # writing it past L2's normal policy left the input stream 4-6% faster on
+                # an H200 (benchmarks/results/jsd_training_step_probe_h200.json, "cs").
                 if MASKED:
-                    tl.store(p_dx, b_dx, mask=o_v < cols)
+                    tl.store(p_dx, b_dx, mask=o_v < cols, cache_modifier=".cs")
                 else:
-                    tl.store(p_dx, b_dx)
+                    tl.store(p_dx, b_dx, cache_modifier=".cs")
         elif COMPUTE_GRAD:
             # Ignored rows get their zeros written (the buffer starts uninitialized),
             # and cost neither a load nor a MUFU operation.
-            tl.store(p_dx, tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty), mask=o_v < cols)
+            tl.store(
+                p_dx,
+                tl.zeros([BLOCK_V], dtype=dx_ptr.dtype.element_ty),
+                mask=o_v < cols,
+                cache_modifier=".cs",
+            )
         i_c += step_c
         i_r += step_r
         if i_c >= per_row:
@@ -535,64 +565,45 @@ def jsd_fwd_kernel(
         tl.store(ticket_ptr, 0)
 
 
-_RUNTIME_KNOBS: Final = getattr(getattr(triton, "knobs", None), "runtime", None)
+# dL/dinput = grad_output * dx, decided on the GPU: backward neither copies grad_output to
+# the host nor waits for the forward, so a training step runs ahead of the GPU and
+# captures in a CUDA graph. BLOCK and programs per SM: a plain elementwise pass.
+_SCALE_BLOCK: Final = 4096
+_SCALE_WARPS: Final = 8
+_SCALE_PROGRAMS_PER_SM: Final = 2
 
 
-def _hooks_set() -> bool:
-    """Whether a profiler asked Triton to hook launches (then every launch goes through Triton)."""
-    runtime = _RUNTIME_KNOBS
-    if runtime is None:
-        return True
-    return _hook_set(runtime.launch_enter_hook) or _hook_set(runtime.launch_exit_hook)
-
-
-def _hook_set(hook: Any) -> bool:
-    # Triton 3.6 keeps None or a callable; later versions an always-present HookChain.
-    calls = getattr(hook, "calls", None)
-    return bool(calls) if calls is not None else hook is not None
+@triton.jit
+def jsd_scale_kernel(dx_ptr, grad_ptr, n, BLOCK: tl.constexpr):
+    # grad_output is almost always exactly 1 (loss.backward() on the loss itself): then
+    # every program reads one scalar and exits, and dx stays as the forward wrote it.
+    g = tl.load(grad_ptr).to(tl.float32)
+    if g != 1.0:
+        i_p = tl.program_id(0)
+        n_p = tl.num_programs(0)
+        # Offsets in int64 (BT x V passes 2^31 at BT 16384, V 128256), stepped per tile.
+        o_e = i_p.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        step = n_p.to(tl.int64) * BLOCK
+        for _ in range(i_p, tl.cdiv(n, BLOCK), n_p):
+            m_e = o_e < n
+            b_dx = tl.load(dx_ptr + o_e, mask=m_e).to(tl.float32)
+            tl.store(dx_ptr + o_e, (b_dx * g).to(dx_ptr.dtype.element_ty), mask=m_e)
+            o_e += step
 
 
 @attrs.define
 class _Plan:
-    """What one (device, stream, shape, dtype, flags) needs, kept between calls."""
+    """What one (device, stream, shape, dtype, flags) needs, kept between calls: the
+    launch configuration from the table and the kernel's reduction buffers."""
 
     config: KernelConfig
     programs: int
     partials: torch.Tensor
     ticket: torch.Tensor
-    #: ``partials`` and ``ticket`` as device addresses: the direct launcher takes plain
-    #: ints without asking each tensor for its address, or the driver to check it, again.
-    buffer_ptrs: tuple[int, int]
     constexprs: dict[str, Any]
     math: tuple[int, int]
     #: What the kernel's sums are in, times the loss (`_loss_unit`).
     unit: float
-    #: The last call's beta and BT, and the kernel's scalar arguments for them (the rest
-    #: is fixed by the plan's key; BT is not where the rows are one flat row of BT x V).
-    scalars: tuple[float, int, tuple[Any, ...]] = (float("nan"), 0, ())
-    compiled: Any = None
-    #: How calls after the first two launch, learnt on the second (`_learn_launcher`); set
-    #: once, as one object, so that another thread sees all of it or none.
-    learnt: _Learnt | None = None
-    learn_tries: int = 0
-    jit_only: bool = False
-    #: Calls launched through ``learnt`` (benchmarks report it).
-    direct_calls: int = 0
-
-
-@attrs.frozen
-class _Learnt:
-    """A launch of one plan's compiled kernel without Triton's dispatch:
-    ``call(*prefix, *args)``, or ``call(*prefix, args)`` when ``args_as_tuple``."""
-
-    call: Callable[..., Any]
-    prefix: tuple[Any, ...]
-    args_as_tuple: bool
-    #: Whether the constexprs' values follow the other arguments (it differs between
-    #: Triton versions).
-    with_constexprs: bool
-    #: Whether ``call`` is the launcher's C entry point itself (not its Python wrapper).
-    raw: bool
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -615,7 +626,14 @@ def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> t
     if dtype == torch.float32:
         return FLOAT32_CUDA if cuda else (PAIR, TL)
     half = HALF_CUDA if compute_grad else HALF_LOSS_CUDA
-    return half if cuda else (half[0], TL)
+    # The bf16 floor's max.NaN.bf16x2 needs sm_80.
+    return half if cuda and torch.cuda.get_device_capability(device) >= (8, 0) else (half[0], TL)
+
+
+def _sm_count(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 2
+    return int(torch.cuda.get_device_properties(device).multi_processor_count)
 
 
 def _new_plan(
@@ -628,21 +646,15 @@ def _new_plan(
     compute_grad: bool,
 ) -> _Plan:
     config = kernel_config(device, dtype.itemsize, cols, compute_grad)
-    sms = (
-        int(torch.cuda.get_device_properties(device).multi_processor_count)
-        if device.type == "cuda"
-        else 2
+    programs = min(
+        rows * triton.cdiv(cols, config.block_v), _sm_count(device) * config.programs_per_sm
     )
-    programs = min(rows * triton.cdiv(cols, config.block_v), sms * config.programs_per_sm)
     math_mode = _math_for(device, dtype, compute_grad)
-    partials = torch.empty(programs, device=device, dtype=torch.float32)
-    ticket = torch.zeros((), device=device, dtype=torch.int32)
     return _Plan(
         config=config,
         programs=programs,
-        partials=partials,
-        ticket=ticket,
-        buffer_ptrs=(partials.data_ptr(), ticket.data_ptr()),
+        partials=torch.empty(programs, device=device, dtype=torch.float32),
+        ticket=torch.zeros((), device=device, dtype=torch.int32),
         constexprs={
             "BETA_MODE": beta_mode,
             "HAS_LABELS": has_labels,
@@ -663,27 +675,22 @@ def _flat(stride_x: int, stride_y: int, v: int, labels: torch.Tensor | None) -> 
     return labels is None and stride_x == v and stride_y == v
 
 
-# What Triton's torch-backed driver calls for the current stream, without the lookups
-# through triton.runtime.driver on every call.
-_RAW_STREAM: Final = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+def _on_device(device: torch.device) -> contextlib.AbstractContextManager[Any]:
+    """Make ``device`` current while Triton launches (it launches on the current device,
+    on that device's current stream); nothing to do when it already is."""
+    if device.type == "cuda" and device.index != torch.cuda.current_device():
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
 
 
-def _stream(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 0
-    if _RAW_STREAM is not None:
-        return int(_RAW_STREAM(device.index))
-    return int(triton.runtime.driver.active.get_current_stream(device.index))
-
-
-def _launch(
+def _check(
     input: torch.Tensor,
     target: torch.Tensor,
     beta: float,
     labels: torch.Tensor | None,
     ignore_index: int,
-    compute_grad: bool,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+) -> int:
+    """Check the arguments as the kernel takes them; return ``ignore_index`` as an int."""
     shape, dtype, device = input.shape, input.dtype, input.device
     # A call that passes these cheap tests passes check_jsd_inputs; any other is checked in
     # full, for its message (or, with labels, for theirs).
@@ -712,9 +719,6 @@ def _launch(
             raise ArgumentError(
                 argument="ignore_index", reason=f"expected an integer, got {ignore_index!r}"
             ) from None
-        if labels is not None:
-            # The kernel reads row i's label at labels + i.
-            labels = labels.contiguous()
     if device.type != "cuda" and not _INTERPRET:
         raise ArgumentError(
             argument="input",
@@ -727,83 +731,62 @@ def _launch(
             argument=which,
             reason=f"rows must be contiguous (stride 1 along V), got strides {got}",
         )
-    bt, v = shape
-    # new_empty skips parsing a device argument: host time on every call.
-    dx = input.new_empty((bt, v)) if compute_grad else None
+    return ignore_index
+
+
+def _launch(
+    input: torch.Tensor,
+    target: torch.Tensor,
+    beta: float,
+    labels: torch.Tensor | None,
+    ignore_index: int,
+    compute_grad: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ignore_index = _check(input, target, beta, labels, ignore_index)
+    device = input.device
+    if labels is not None:
+        # The kernel reads row i's label at labels + i.
+        labels = labels.contiguous()
+    bt, v = input.shape
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
     rows, cols = bt, v
-    flat = _flat(sx[0], sy[0], v, labels)
+    flat = _flat(input.stride(0), target.stride(0), v, labels)
     if flat:
         # Without labels the rows do not matter: one flat row of BT*V elements has no
         # partly filled tile at each row's end.
         rows, cols = 1, bt * v
     # dx is contiguous: its row stride is V.
-    strides = (sx[0], sy[0], v if compute_grad else 0) if not flat else (0, 0, 0)
-    stream = _stream(device)
-    has_labels = labels is not None
-    x_ptr = input.data_ptr()
-    y_ptr = target.data_ptr()
-    labels_ptr = labels.data_ptr() if labels is not None else x_ptr
-    # A plain tuple: this runs on every call, and the host's time is the budget.
-    key = (
-        device,
-        stream,
-        input.dtype,
-        rows,
-        cols,
-        strides,
-        # Triton specializes on 16-byte alignment: a compiled kernel serves only pointers
-        # aligned as its first ones were.
-        x_ptr % 16 == 0,
-        y_ptr % 16 == 0,
-        labels_ptr % 16 == 0,
-        beta_mode,
-        has_labels,
-        compute_grad,
-        ignore_index,
+    strides = (
+        (input.stride(0), target.stride(0), v if compute_grad else 0) if not flat else (0, 0, 0)
     )
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) >= _PLAN_LIMIT:
-            _PLANS.clear()
-        plan = _PLANS[key] = _new_plan(
-            device, input.dtype, rows, cols, beta_mode, has_labels, compute_grad
-        )
-    loss = input.new_empty(())
-    # One tuple holds beta, BT and the arguments made from them, so threads that share the
-    # plan read a matching set.
-    last_beta, last_bt, scalars = plan.scalars
-    if beta != last_beta or bt != last_bt:
-        # A float whatever the caller passed (an int, a NumPy float): Triton compiles an
-        # int argument as one, and the learnt launch would get the other kind later.
-        beta = float(beta)
-        scalars = (
+    with _on_device(device):
+        # The partials and the ticket of a plan are used by one launch at a time: one plan
+        # per stream, so launches on two streams never share them.
+        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        key = (
+            device,
+            stream,
+            input.dtype,
             rows,
             cols,
-            strides[0],
-            strides[1],
-            strides[2],
-            beta,
-            math.log2(beta) if beta_mode == 2 else 0.0,
-            math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
-            plan.unit,
-            1.0 / bt,
-            ignore_index,
+            strides,
+            beta_mode,
+            labels is not None,
+            compute_grad,
         )
-        plan.scalars = (beta, bt, scalars)
-    learnt = plan.learnt
-    if learnt is not None and not _hooks_set():
-        pointers = (
-            x_ptr,
-            y_ptr,
-            labels_ptr,
-            dx.data_ptr() if dx is not None else x_ptr,
-            *plan.buffer_ptrs,
-            loss.data_ptr(),
-        )
-        _launch_direct(plan, learnt, (*pointers, *scalars))
-    else:
-        tensors = (
+        plan = _PLANS.get(key)
+        if plan is None:
+            if len(_PLANS) >= _PLAN_LIMIT:
+                _PLANS.clear()
+            plan = _PLANS[key] = _new_plan(
+                device, input.dtype, rows, cols, beta_mode, labels is not None, compute_grad
+            )
+        dx = input.new_empty((bt, v)) if compute_grad else None
+        loss = input.new_empty(())
+        # A float whatever the caller passed (an int, a NumPy float): Triton compiles an
+        # int argument as an int.
+        beta = float(beta)
+        jsd_fwd_kernel[(plan.programs,)](
             input,
             target,
             labels if labels is not None else input,
@@ -811,156 +794,29 @@ def _launch(
             plan.partials,
             plan.ticket,
             loss,
+            rows,
+            cols,
+            *strides,
+            beta,
+            math.log2(beta) if beta_mode == 2 else 0.0,
+            math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
+            plan.unit,
+            1.0 / bt,
+            ignore_index,
+            **plan.constexprs,
+            num_warps=plan.config.num_warps,
         )
-        _run(plan, (*tensors, *scalars))
     return loss, dx
 
 
-def _launch_direct(plan: _Plan, learnt: _Learnt, args: tuple[Any, ...]) -> None:
-    """Launch as `_learn_launcher` learnt (microseconds, not the tens of Triton's JIT
-    dispatch); ``args`` passes every pointer as an int."""
-    if learnt.with_constexprs:
-        args = (*args, *plan.constexprs.values())
-    if learnt.args_as_tuple:
-        learnt.call(*learnt.prefix, args)
-    else:
-        learnt.call(*learnt.prefix, *args)
-    plan.direct_calls += 1
-
-
-def _run(plan: _Plan, args: tuple[Any, ...]) -> None:
-    """Launch through Triton's JIT dispatch; on the second call, learn how to launch the
-    compiled kernel without it (:func:`_launch_direct`)."""
-    if plan.compiled is not None and plan.learnt is None and not plan.jit_only:
-        _learn_launcher(plan, args)
-        return
-    kernel = jsd_fwd_kernel[(plan.programs,)](
-        *args, **plan.constexprs, num_warps=plan.config.num_warps
-    )
-    if not _INTERPRET and all(hasattr(kernel, a) for a in ("run", "function", "packed_metadata")):
-        plan.compiled = kernel
-
-
-#: Leading arguments of Triton's launcher (``compiled.run``) before the kernel's own: grid
-#: x, y, z, stream, function, packed metadata, launch metadata, enter and exit hooks.
-_RUN_LEADING: Final = 9
-
-
-def _learn_launcher(plan: _Plan, args: tuple[Any, ...]) -> None:
-    """Launch once through Triton, watching what its launcher and the launcher's C entry
-    point get; keep the shortest way to repeat that launch that reproduces it exactly.
-
-    Triton's launcher (``compiled.run``) is a Python wrapper: it allocates scratch
-    buffers when the kernel needs them, then calls its C ``launch`` with the grid, stream
-    and function, flags and metadata, and the kernel's arguments. When the kernel needs
-    no scratch, everything before the kernel's arguments is the same on every call with
-    this plan (one grid, one stream, no hooks): the C entry point is then called with
-    that prefix directly, a few us less host time per call. Any launcher that does not
-    fit this pattern keeps the wrapper, and an unknown wrapper Triton's own dispatch.
-    """
-    # The spies replace attributes of objects that Triton shares between plans and
-    # threads: one thread at a time watches, and the others launch through Triton (the
-    # spies pass their calls on) and learn on a later call. Hooks would be learnt into
-    # the prefix.
-    if _hooks_set() or not _LEARNING.acquire(blocking=False):
-        _run_jit(plan, args)
-        return
-    try:
-        _watch_and_learn(plan, args)
-    finally:
-        _LEARNING.release()
-
-
-_LEARNING: Final = threading.Lock()
-#: Learning runs that saw other launches of the same kernel (another thread's) before a
-#: plan gives up and keeps what it has: Triton's dispatch, or the wrapper.
-_LEARN_TRIES: Final = 3
-
-
-def _watch_and_learn(plan: _Plan, args: tuple[Any, ...]) -> None:
-    compiled = plan.compiled
-    # Triton 3.6 keeps the launcher in `run`; later versions in `_run` behind a property.
-    slot = "_run" if hasattr(compiled, "_run") else "run"
-    wrapper: Any = getattr(compiled, slot)
-    entry: Any = getattr(wrapper, "launch", None)
-    watch_entry = "launch" in getattr(wrapper, "__dict__", {}) and callable(entry)
-    runs: list[tuple[Any, ...]] = []
-    entries: list[tuple[Any, ...]] = []
-
-    def spy_run(*launch_args: Any) -> Any:
-        runs.append(launch_args)
-        return wrapper(*launch_args)
-
-    def spy_entry(*entry_args: Any) -> Any:
-        entries.append(entry_args)
-        return entry(*entry_args)
-
-    try:
-        setattr(compiled, slot, spy_run)
-        if watch_entry:
-            wrapper.launch = spy_entry
-        _run_jit(plan, args)
-    finally:
-        setattr(compiled, slot, wrapper)
-        if watch_entry:
-            wrapper.launch = entry
-    plan.learn_tries += 1
-    last_try = plan.learn_tries >= _LEARN_TRIES
-    if len(runs) != 1:  # another launch of this kernel went through meanwhile
-        plan.jit_only = last_try
-        return
-    prefix, tail = runs[0][:_RUN_LEADING], runs[0][_RUN_LEADING:]
-    with_constexprs = _same(tail, (*args, *plan.constexprs.values()))
-    if not with_constexprs and not _same(tail, args):  # unknown: keep Triton's dispatch
-        plan.jit_only = True
-        return
-    learnt = _Learnt(wrapper, prefix, False, with_constexprs, raw=False)
-    if watch_entry and _no_scratch(wrapper):
-        if len(entries) != 1 and not last_try:
-            return
-        if len(entries) == 1:
-            learnt = _entry_launch(learnt, entry, entries[0], tail) or learnt
-    plan.learnt = learnt
-
-
-def _run_jit(plan: _Plan, args: tuple[Any, ...]) -> None:
-    jsd_fwd_kernel[(plan.programs,)](*args, **plan.constexprs, num_warps=plan.config.num_warps)
-
-
-def _same(seen: tuple[Any, ...], sent: tuple[Any, ...]) -> bool:
-    """Whether a launcher got exactly ``sent``: the same tensors, equal other values."""
-    return len(seen) == len(sent) and all(
-        a is b or (type(a) is type(b) and not isinstance(a, torch.Tensor) and a == b)
-        for a, b in zip(seen, sent, strict=True)
-    )
-
-
-def _no_scratch(wrapper: Any) -> bool:
-    # A kernel with scratch memory gets a fresh buffer on every call: not a fixed prefix.
-    return (
-        getattr(wrapper, "global_scratch_size", 1) == 0
-        and getattr(wrapper, "profile_scratch_size", 1) == 0
-        and not getattr(wrapper, "gsan_enabled", False)
-    )
-
-
-def _entry_launch(
-    wrapped: _Learnt, entry: Any, seen: tuple[Any, ...], tail: tuple[Any, ...]
-) -> _Learnt | None:
-    """The launch through the C entry point, when its call was a prefix plus the kernel's
-    arguments (as one tuple, or spread) that the wrapper would send again unchanged."""
-    if seen and isinstance(seen[-1], tuple) and _same(seen[-1], tail):
-        prefix, as_tuple = seen[:-1], True
-    elif len(seen) >= len(tail) and _same(seen[len(seen) - len(tail) :], tail):
-        prefix, as_tuple = seen[: len(seen) - len(tail)], False
-    else:
-        return None
-    if prefix[:5] != wrapped.prefix[:5]:  # not the grid, stream and function it was given
-        return None
-    # Anything the wrapper made for this one call (a tensor, a buffer) must not be kept.
-    if any(isinstance(a, torch.Tensor) for a in prefix):
-        return None
-    return _Learnt(entry, prefix, as_tuple, wrapped.with_constexprs, raw=True)
+def _scale(dx: torch.Tensor, grad_output: torch.Tensor) -> None:
+    """Multiply ``dx`` by ``grad_output`` in place, on the GPU, unless it is exactly 1."""
+    n = dx.numel()
+    with _on_device(dx.device):
+        programs = min(triton.cdiv(n, _SCALE_BLOCK), _sm_count(dx.device) * _SCALE_PROGRAMS_PER_SM)
+        jsd_scale_kernel[(programs,)](
+            dx, grad_output, n, BLOCK=_SCALE_BLOCK, num_warps=_SCALE_WARPS
+        )
 
 
 def config_for(
@@ -1002,52 +858,23 @@ class _JSDFunction(torch.autograd.Function):
     ) -> torch.Tensor:
         loss, dx = _launch(input, target, beta, labels, ignore_index, True)
         # save_for_backward, not a ctx attribute: autograd frees dx after backward (a plain
-        # attribute would keep BT x V alive as long as the loss), at a few us of host time.
+        # attribute would keep BT x V alive as long as the loss).
         ctx.save_for_backward(dx)
+        ctx.first_grad = None
         return loss
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         (dx,) = ctx.saved_tensors
-        # The common case: loss.backward() on the loss itself; skip a full pass over dx.
-        if grad_output.numel() == 1 and bool(grad_output == 1):
+        if ctx.first_grad is None:
+            # The first backward scales dx in place (no copy of BT x V), on the GPU.
+            ctx.first_grad = grad_output
+            _scale(dx, grad_output)
             return dx, None, None, None, None
-        return dx * grad_output.to(dx.dtype), None, None, None, None
-
-
-def _apply(
-    input: torch.Tensor,
-    target: torch.Tensor,
-    beta: float,
-    labels: torch.Tensor | None,
-    ignore_index: int,
-) -> torch.Tensor:
-    """``_JSDFunction.apply`` without its Python wrapper when no functorch transform is
-    active (the wrapper then only unwraps dead functorch tensors: done here): a few us
-    of host time on every call with the gradient."""
-    if _C_APPLY is None or _functorch_active():
-        out: torch.Tensor = _JSDFunction.apply(input, target, beta, labels, ignore_index)
-        return out
-    unwrap = _unwrap_if_dead
-    if labels is not None:
-        labels = unwrap(labels)
-    out = _C_APPLY(unwrap(input), unwrap(target), beta, labels, ignore_index)
-    return out
-
-
-def _c_apply_parts() -> tuple[Any, Any, Any]:
-    # Private torch entry points: when one is missing, the public apply does it all.
-    try:
-        return (
-            super(torch.autograd.Function, _JSDFunction).apply,
-            torch._C._are_functorch_transforms_active,
-            torch._C._functorch.unwrap_if_dead,
-        )
-    except AttributeError:
-        return None, None, None
-
-
-_C_APPLY, _functorch_active, _unwrap_if_dead = _c_apply_parts()
+        # Backward again through a retained graph: dx holds dx * first_grad by now.
+        # Out of place, so the gradient returned before stays as it was; exact when the
+        # first grad_output was 1, within rounding otherwise.
+        return dx * (grad_output / ctx.first_grad), None, None, None, None
 
 
 def jsd_triton(
@@ -1061,8 +888,13 @@ def jsd_triton(
     """The generalized JSD loss of :func:`~.reference.jsd_torch`, fused in Triton.
 
     When ``input`` requires grad and grad mode is on, the one forward pass also writes
-    the gradient with respect to ``input`` (backward then only scales it); otherwise it
-    computes the loss alone, writes no gradient and skips autograd altogether.
+    the gradient with respect to ``input``, and backward only multiplies it by
+    ``grad_output`` on the GPU (no host synchronization: a forward and backward step
+    captures in a CUDA graph); otherwise it computes the loss alone, writes no gradient
+    and skips autograd altogether. The kernel runs on the inputs' device, whatever the
+    current device is. Log-probabilities of ``-inf`` (masked or padded vocabulary
+    entries) are taken as probability 0, with ``0 * log 0 = 0``: see
+    :func:`~.reference.jsd_torch` for the values at such entries.
 
     Args:
         input: Student log-probabilities (BT, V), float32, bfloat16 or float16, rows
@@ -1081,7 +913,7 @@ def jsd_triton(
             kernel does not take; the message starts with the argument it names.
     """
     if input.requires_grad and torch.is_grad_enabled():
-        out: torch.Tensor = _apply(input, target, beta, labels, ignore_index)
+        out: torch.Tensor = _JSDFunction.apply(input, target, beta, labels, ignore_index)
         return out
     loss, _ = _launch(input, target, beta, labels, ignore_index, False)
     return loss

@@ -101,18 +101,34 @@ def jsd_torch(
     compute = torch.promote_types(input.dtype, torch.float32)
     log_q, log_p = input.to(compute), target.to(compute)
     q, p = log_q.exp(), log_p.exp()
+    # A log-probability of -inf (a masked or padded entry) is probability 0, and
+    # 0 * log 0 = 0: a term whose leading probability is 0 is 0, by where(), with the
+    # logarithms it would have used replaced by 0 so that no inf - inf or 0 * inf reaches
+    # the values or the gradient. Where the divergence is infinite (beta 0: P > 0 where
+    # Q = 0; beta 1: Q > 0 where P = 0), the term is +inf.
+    # != 0, not > 0: a NaN stays a NaN.
+    has_p, has_q = p != 0, q != 0
     if beta == 0.0:
-        per_element = p * (log_p - log_q)
+        per_element = torch.where(
+            has_p, p * (log_p.where(has_p, 0.0) - log_q.where(has_p, 0.0)), 0.0
+        )
     elif beta == 1.0:
-        per_element = q * (log_q - log_p)
+        per_element = torch.where(
+            has_q, q * (log_q.where(has_q, 0.0) - log_p.where(has_q, 0.0)), 0.0
+        )
     else:
-        log_m = (beta * p + (1.0 - beta) * q).log()
-        per_element = beta * p * (log_p - log_m) + (1.0 - beta) * q * (log_q - log_m)
+        m = beta * p + (1.0 - beta) * q
+        log_m = m.where(m != 0, 1.0).log()
+        per_element = torch.where(
+            has_p, beta * p * (log_p.where(has_p, 0.0) - log_m), 0.0
+        ) + torch.where(has_q, (1.0 - beta) * q * (log_q.where(has_q, 0.0) - log_m), 0.0)
     per_row = per_element.sum(dim=-1)
     if labels is None:
         loss = per_row.sum() / input.shape[0]
     else:
         kept = labels != ignore_index
         count = kept.sum()
-        loss = torch.where(count > 0, (per_row * kept).sum() / count.clamp(min=1), 0.0)
+        # where, not a product: an ignored row may hold +inf.
+        total = per_row.where(kept, 0.0).sum()
+        loss = torch.where(count > 0, total / count.clamp(min=1), 0.0)
     return loss.to(input.dtype)

@@ -10,7 +10,7 @@ import importlib.metadata
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 import torch
@@ -41,6 +41,7 @@ __all__ = [
     "run_case",
     "run_points",
     "run_sweep",
+    "step",
     "work",
 ]
 
@@ -126,12 +127,23 @@ class JSDCase:
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
 
+    @property
+    def pass_(self) -> str:
+        """The timed pass: ``forward`` (the loss alone) or ``full`` (a training step).
+
+        With ``input_grad`` every provider is timed doing what a training step pays for:
+        the forward, then ``loss.backward()`` down to dL/dinput. The pass is part of the
+        workload, so the two never share a workload digest (nor does a record made when
+        ``inputGrad: true`` timed the forward alone, under ``pass: forward``).
+        """
+        return "full" if self.input_grad else "forward"
+
     def workload(self) -> dict[str, Any]:
         """The run's ``spec.workload``: what is computed, never how."""
         size = self.tokens * self.vocab * self.torch_dtype.itemsize
         return {
             "operation": "jsd",
-            "pass": "forward",
+            "pass": self.pass_,
             "parameters": {
                 "tokens": self.tokens,
                 "vocab": self.vocab,
@@ -139,7 +151,8 @@ class JSDCase:
                 "beta": self.beta,
                 "inputGrad": self.input_grad,
             },
-            # Read input and target once; with the gradient, write dL/dinput once.
+            # Read input and target once; with the gradient, write dL/dinput once (the
+            # bytes of a training step: what torch.add(x, y, out=out) moves).
             "bytesMoved": size * (3 if self.input_grad else 2),
         }
 
@@ -396,6 +409,46 @@ def float64_reference(
     return (loss, grad) if grad is not None else loss
 
 
+def step(
+    fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    input_grad: bool,
+) -> Callable[[], torch.Tensor]:
+    """The call a sweep point times, the same for every provider.
+
+    Args:
+        fn: A provider's loss ``fn(input, target)``.
+        x: Input log-probabilities; with ``input_grad`` it requires grad, and its
+            ``.grad`` should be reset to None before each call (the harness's
+            ``grad_to_none``), or backward adds to the last call's gradient.
+        y: Target log-probabilities.
+        input_grad: False: the loss alone, autograd off (pass ``forward``). True: what a
+            training step pays for the loss, the forward then ``loss.backward()`` down to
+            dL/dinput in ``x.grad`` (pass ``full``).
+
+    Returns:
+        A call returning the loss.
+    """
+    if not input_grad:
+
+        def forward() -> torch.Tensor:
+            with torch.no_grad():
+                return fn(x, y)
+
+        return forward
+
+    def training_step() -> torch.Tensor:
+        with torch.enable_grad():
+            loss = fn(x, y)
+            # loss.backward(): what a training step calls, down to dL/dinput in x.grad.
+            torch.autograd.backward(loss)
+        return loss
+
+    return training_step
+
+
 def run_case(
     name: str,
     case: JSDCase,
@@ -406,13 +459,19 @@ def run_case(
 ) -> RecordBundle:
     """Check and time one provider on one case; any failure becomes a failed record.
 
-    With ``case.input_grad`` the check covers dL/dinput as well as the loss (against
-    float64 autograd, :data:`GRAD_TOLERANCES`); the timed call is the forward alone.
+    With ``case.input_grad`` the timed call is what a training step pays for the loss,
+    the same for every provider (:func:`step`): the forward, then ``loss.backward()``
+    down to dL/dinput (``x.grad`` reset to None before each call), pass ``full``.
+    Providers that compute the gradient in their forward (ours, Liger) and scale it in
+    backward pay for both halves just as torch's autograd does. The check covers the
+    loss and the ``x.grad`` that very call left (against float64 autograd,
+    :data:`GRAD_TOLERANCES`); a backward that leaves no gradient fails the run. Without
+    it the timed call is the forward alone.
 
     Raises:
         ArgumentError: for a timer not in :data:`harness.TIMERS` (it is a ValueError too).
     """
-    title = f"Jensen-Shannon divergence loss · {name} · forward"
+    title = _title(name, case)
     labels = {"kernelindex.dev/sweep": "jsd-forward"}
     try:
         fn, implementation = _provider(name, case)
@@ -428,16 +487,19 @@ def run_case(
     except Exception as err:  # setting the point up failed: no inputs, nothing timed
         return _failed(name, case, device, title, labels, err)
 
-    def timed() -> torch.Tensor:
-        with torch.set_grad_enabled(case.input_grad):
-            return fn(x, y)
+    timed = step(fn, x, y, input_grad=case.input_grad)
 
     def checked() -> Any:
         if not case.input_grad:
             return timed()
+        x.grad = None
         loss = timed()
-        (grad,) = torch.autograd.grad(loss, x)
-        return loss, grad
+        # The gradient that very step left (mypy would keep x.grad narrowed to None).
+        grad = cast("torch.Tensor | None", x.grad)
+        x.grad = None
+        if grad is None:
+            raise RuntimeError(f"{name}: loss.backward() left no gradient in the input")
+        return loss.detach(), grad
 
     def ground_truth() -> Any:
         return float64_reference(x, y, case.beta, case.input_grad)
@@ -478,6 +540,11 @@ def run_case(
         )
     except Exception as err:  # the harness itself failed: say so, and go on
         return _failed(name, case, device, title, labels, err, harness_error=True, timer=timer)
+
+
+def _title(name: str, case: JSDCase) -> str:
+    what = "forward + backward" if case.input_grad else "forward"
+    return f"Jensen-Shannon divergence loss · {name} · {what}"
 
 
 def _failed(
@@ -572,6 +639,6 @@ def failed_record(
         timer: The sweep's timer (part of the protocol).
     """
     name, case = point
-    title = f"Jensen-Shannon divergence loss · {name} · forward"
+    title = _title(name, case)
     labels = {"kernelindex.dev/sweep": "jsd-forward"}
     return _failed(name, case, device, title, labels, ChildProcessError(reason), timer=timer)

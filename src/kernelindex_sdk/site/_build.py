@@ -1,0 +1,254 @@
+"""Write the dashboard: the static page, the vendored chart library and the data files.
+
+Layout of ``OUT/``::
+
+    index.html               the page (Health, Trends, Compare, Runs, one record)
+    assets/                  app.js, app.css, uPlot and its licence
+    data/site.js             what the landing page (Health) needs, and nothing per run
+    data/index.js            one entry per series (the Trends picker, Runs' facets)
+    data/series/ID.js        one series: its runs, its line, its steps
+    data/records/ID.js       the stored text of that series' records (deflated, base64)
+    data/refs.js             the commits and branches Compare offers
+    data/refs/KEY.js         one commit's or branch's latest run of each series
+
+Every data file is a script registering its payload (see _payload), so the page works
+from ``file://`` as from any static host.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from .._version import __version__
+from ..errors import InputError, input_errors
+from ..store import RunRow, open_store
+from ._model import StepFinder, group_series, history_steps, regressions
+from ._pages import facets, health, refs, run_cells, series_entry, step_cells
+from ._payload import pack, write_script
+
+__all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
+
+#: The file that marks a folder as one ``kernelindex site`` wrote (and may replace).
+MARKER = ".kernelindex-site"
+
+
+_STATIC = ("index.html", "app.js", "app.css")
+_VENDOR = ("uPlot.iife.min.js", "uPlot.min.css", "uPlot-LICENSE", "README")
+
+
+class RecordSource(Protocol):
+    """What the dashboard reads: :class:`kernelindex_sdk.store.Store` is one."""
+
+    def rows(self) -> list[RunRow]:
+        """Every stored run's columns."""
+        ...
+
+    def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
+        """The stored spec of a kind (``workload``, ``implementation``...) and digest."""
+        ...
+
+    def records(self, names: Iterable[str]) -> Iterable[tuple[str, str]]:
+        """``(name, published text)`` of each named record."""
+        ...
+
+
+@attrs.frozen(kw_only=True)
+class SiteSummary:
+    """What :func:`write_site` wrote.
+
+    Attributes:
+        out: The folder.
+        runs: Runs shown.
+        series: Series (one data file each, and one of record texts).
+        regressions: Lines Health lists as slower now.
+        files: Files written.
+        landing_bytes: Bytes the landing page loads (page, assets, data/site.js).
+    """
+
+    out: Path
+    runs: int
+    series: int
+    regressions: int
+    files: int
+    landing_bytes: int
+
+
+def _copy_static(out: Path) -> None:
+    static = importlib.resources.files(__package__).joinpath("static")
+    assets = out / "assets"
+    assets.mkdir(parents=True)
+    for name in _STATIC:
+        target = out / name if name == "index.html" else assets / name
+        target.write_bytes(static.joinpath(name).read_bytes())
+    for name in _VENDOR:
+        (assets / name).write_bytes(static.joinpath("vendor").joinpath(name).read_bytes())
+
+
+def _prepare(out: Path) -> Path:
+    """A fresh folder beside ``out`` to build in; ``out`` must be new, empty or ours."""
+    if out.exists():
+        if not out.is_dir():
+            raise InputError(source=str(out), reason="expected a folder, found a file")
+        if any(out.iterdir()) and not (out / MARKER).is_file():
+            raise InputError(
+                source=str(out),
+                reason=f"the folder is not empty and was not written by kernelindex site"
+                f" (no {MARKER}); choose a new or empty folder",
+            )
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=parent))
+
+
+def _swap(tmp: Path, out: Path) -> None:
+    """Put the finished build in place of ``out`` (a reader never sees half a site)."""
+    (tmp / MARKER).write_text("written by kernelindex site; the next build replaces it\n")
+    tmp.chmod(0o755)
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=tmp.parent))
+        os.replace(out, old / "site")
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_site(
+    out: str | os.PathLike[str],
+    source: RecordSource,
+    *,
+    find_steps: StepFinder | None = None,
+    main_branch: str = "main",
+    title: str = "kernelindex dashboard",
+    bandwidths: Mapping[str, float] | None = None,
+    now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+) -> SiteSummary:
+    """Write the static dashboard of ``source``'s records into the folder ``out``.
+
+    Args:
+        out: A new or empty folder, or one this function wrote before (it is replaced
+            whole once the new build is complete).
+        source: Where the runs come from (a :class:`~kernelindex_sdk.store.Store`).
+        find_steps: The change points of a line (its runs in order); default
+            :func:`kernelindex_sdk.store.history.history`'s, causes named from
+            ``source.spec``.
+        main_branch: The branch whose runs make each series' line and Health.
+        title: The page title.
+        bandwidths: Peak bandwidth in bytes/s by GPU product, over GPU_BANDWIDTH.
+        now: The build time shown on the page.
+
+    Returns:
+        What was written.
+
+    Raises:
+        InputError: ``out`` is a file, or a folder with other content; or it cannot be
+            written.
+    """
+    target = Path(out)
+    rows = source.rows()
+    series = group_series(
+        rows, main_branch=main_branch, workload=lambda d: source.spec("workload", d)
+    )
+    finder = find_steps if find_steps is not None else history_steps(source.spec)
+    steps = {s.id: list(finder(s.line_runs)) for s in series}
+    entries = [series_entry(s, bandwidths) for s in series]
+    menu, ref_files = refs(series)
+    regressed = health(series, steps, bandwidths)
+    with input_errors(target):
+        tmp = _prepare(target)
+    try:
+        _copy_static(tmp)
+        files = len(_STATIC) + len(_VENDOR)
+        for s, entry in zip(series, entries, strict=True):
+            payload = dict(entry)
+            payload.update(
+                runs=[run_cells(run) for run in s.runs],
+                line=list(s.line),
+                steps=[step_cells(step) for step in steps[s.id]],
+            )
+            write_script(tmp, f"series/{s.id}", payload)
+            texts = dict(source.records([run.name for run in s.runs]))
+            write_script(tmp, f"records/{s.id}", pack(texts))
+            files += 2
+        for key, payload in ref_files.items():
+            write_script(tmp, f"refs/{key}", payload)
+        files += len(ref_files)
+        write_script(tmp, "refs", menu)
+        write_script(tmp, "index", {"series": entries})
+        site = {
+            "title": title,
+            "generatedAt": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "sdkVersion": __version__,
+            "mainBranch": main_branch,
+            "counts": {
+                "runs": len(rows),
+                "series": len(series),
+                "workloads": len({s.key.workload_digest for s in series}),
+                "regressions": len(regressions(series, steps)),
+                "commits": len(menu["commits"]),
+                "branches": len(menu["branches"]),
+            },
+            "health": regressed,
+            "facets": facets(rows, entries),
+        }
+        landing = write_script(tmp, "site", site)
+        files += 3
+        landing += sum((tmp / "assets" / name).stat().st_size for name in _STATIC[1:])
+        landing += sum(
+            (tmp / "assets" / name).stat().st_size for name in _VENDOR if "uPlot." in name
+        )
+        landing += (tmp / "index.html").stat().st_size
+        _swap(tmp, target)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError.from_os_error(target, err) from err
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return SiteSummary(
+        out=target,
+        runs=len(rows),
+        series=len(series),
+        regressions=len(regressions(series, steps)),
+        files=files,
+        landing_bytes=landing,
+    )
+
+
+def build_site(
+    out: str | os.PathLike[str],
+    db: str | None = None,
+    *,
+    main_branch: str = "main",
+    title: str = "kernelindex dashboard",
+    bandwidths: Mapping[str, float] | None = None,
+) -> SiteSummary:
+    """Write the dashboard of the store at ``db`` into ``out`` (see :func:`write_site`).
+
+    Args:
+        out: A new or empty folder, or one an earlier build wrote.
+        db: The store's URL; None means ``$KERNELINDEX_DB``, else ``kernelindex.sqlite3``
+            in the current directory. The store must exist.
+        main_branch: The branch whose runs make each series' line and Health.
+        title: The page title.
+        bandwidths: Peak bandwidth in bytes/s by GPU product, over GPU_BANDWIDTH.
+
+    Returns:
+        What was written.
+
+    Raises:
+        StoreError: when the store cannot be opened or read.
+        StoreLayoutError: when there is no store at ``db``.
+        InputError: when ``out`` cannot be written (see :func:`write_site`).
+    """
+    with open_store(db, create=False) as store:
+        return write_site(out, store, main_branch=main_branch, title=title, bandwidths=bandwidths)

@@ -14,8 +14,8 @@ from kernelindex_sdk._cli import main
 
 pytest.importorskip("torch", reason="the [bench] extra (torch, Triton) is not installed")
 
+from kernelindex_sdk._analysis.bench_summary import CPU_NOTE, NOISY_MARK, noisy_legend
 from kernelindex_sdk._base.noise import NOISY_ANNOTATION
-from kernelindex_sdk._bench_summary import CPU_NOTE, NOISY_MARK, noisy_legend
 from kernelindex_sdk.reference_kernels import harness
 
 

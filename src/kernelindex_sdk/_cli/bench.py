@@ -176,7 +176,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             silence_stdout(io)
             return EXIT_INVALID if failed else EXIT_OK
     if made and not args.no_summary:
-        from .._bench_summary import bench_summary
+        from .._analysis.bench_summary import bench_summary
 
         # stderr: standard output may carry the records themselves.
         print(bench_summary(made), file=io.stderr, end="")

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ._analysis.runs import run_set
-from ._analysis.tables import text_table
-from ._base.noise import NOISY_ANNOTATION, NOISY_SPREAD, is_noisy
-from .report import Family, families, table_rows
+from .._base.noise import NOISY_ANNOTATION, NOISY_SPREAD, is_noisy
+from ..report import Family, families, table_rows
+from .runs import run_set
+from .tables import text_table
 
 __all__ = ["CPU_NOTE", "NOISY_MARK", "bench_summary", "noisy_legend"]
 

@@ -18,8 +18,8 @@ import attrs
 from ._analysis.compare_render import FORMATS, pairs_as_json, render
 from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
 from ._base.display import short_repr
+from ._base.units import RATE_DIMENSIONS, UNITS
 from .errors import ArgumentError
-from .validation._semantic import _UNITS
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -90,7 +90,7 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
 def higher_is_better(stat: Stat) -> bool:
     """Whether a larger value of ``stat`` is an improvement: rates (bytes or FLOP per
     second); time, memory and unknown units are better smaller."""
-    return _UNITS.get(stat.unit, ("", 1))[0] in ("bytes/s", "flop/s")
+    return UNITS.get(stat.unit, ("", 1))[0] in RATE_DIMENSIONS
 
 
 @attrs.frozen

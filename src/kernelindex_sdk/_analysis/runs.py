@@ -16,15 +16,13 @@ from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 import attrs
 
 from .. import documents, validation
+from .._base.units import NS_PER as _NS_PER
 from .._json import text as _jsontext
 from .._json.converter import as_json
 from ..errors import FileProblem, SchemaValidationError
-from ..validation._semantic import _UNITS
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
-#: Nanoseconds per time unit a latency measurement may carry (the semantic checks' table).
-_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
 #: Metrics read from measurements when a run has no timing, most telling first.
 _METRICS: Final = ("latency", "memory")
 P = ParamSpec("P")

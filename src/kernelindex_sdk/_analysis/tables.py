@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
+
+from .._base.units import TIME_UNITS
 
 __all__ = ["markdown_table", "quantity", "spread", "text_table", "time_unit"]
-
-#: Time units from the largest, with nanoseconds per unit.
-_TIME_UNITS: Final = (("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0))
 
 
 def _digits(value: float) -> str:
@@ -28,7 +26,7 @@ def _digits(value: float) -> str:
 
 def time_unit(ns: float) -> tuple[str, float]:
     """The time unit that shows ``ns`` nanoseconds best, and nanoseconds per that unit."""
-    for name, scale in _TIME_UNITS:
+    for name, scale in TIME_UNITS:
         if abs(ns) >= scale:
             return name, scale
     return "ns", 1.0

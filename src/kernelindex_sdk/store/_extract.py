@@ -13,8 +13,8 @@ from typing import Any, Final
 import attrs
 
 from .. import provenance
+from .._base.units import NS_PER as _NS_PER
 from ..digest import environment_digest, protocol_digest
-from ..validation._semantic import _UNITS
 
 __all__ = [
     "ObjectRow",
@@ -27,9 +27,6 @@ __all__ = [
     "run_columns",
     "run_of",
 ]
-
-# Nanoseconds per time unit (the semantic checks' table).
-_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
 
 
 _CANONICAL: Final = json.JSONEncoder(

@@ -5,21 +5,52 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Sequence
+from typing import Any, Final, Protocol
 
 from ..errors import ArgumentError
-from .runs import without_collection
+from .runs import Run, without_collection
 from .tables import markdown_table, spread, text_table
-
-if TYPE_CHECKING:
-    # Types only: compare imports this module to offer render().
-    from ..compare import Comparison, Pair
-    from .runs import Run
 
 __all__ = ["FORMATS", "pairs_as_json", "render"]
 
 FORMATS: Final = ("text", "markdown", "json", "csv")
 _HEADER: Final = ("workload", "base", "new", "BASE median (p20-p80)", "NEW median (p20-p80)")
+
+
+# What rendering draws, as the structure it reads: kernelindex_sdk.compare's Pair and
+# Comparison have it. Described here, so that this module imports nothing back from
+# compare, which imports it.
+class Pair(Protocol):
+    """A pair of runs, or one run left unpaired (:class:`kernelindex_sdk.compare.Pair`)."""
+
+    @property
+    def base(self) -> Run | None: ...
+    @property
+    def new(self) -> Run | None: ...
+    @property
+    def ratio(self) -> float | None: ...
+    @property
+    def significant(self) -> bool: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def run(self) -> Run: ...
+
+
+class Comparison(Protocol):
+    """Pairs and unpaired runs (:class:`kernelindex_sdk.compare.Comparison`)."""
+
+    @property
+    def pairs(self) -> Sequence[Pair]: ...
+    @property
+    def unpaired(self) -> Sequence[Pair]: ...
+    @property
+    def threshold(self) -> float: ...
+    def label(self, run: Run) -> str: ...
+    def geomeans(self) -> dict[str, float]: ...
 
 
 @without_collection

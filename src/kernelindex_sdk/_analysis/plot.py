@@ -9,15 +9,46 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ..errors import InputError, MissingDependencyError
-from ..report import Family
+from .runs import Stat
 from .tables import time_unit
 
 __all__ = ["figure", "save"]
+
+
+# What a plot draws, as the structure it reads: kernelindex_sdk.report's Family has it.
+# Described here, so that this module imports nothing back from report, which calls it.
+class Family(Protocol):
+    """Runs of one workload family (:class:`kernelindex_sdk.report.Family`)."""
+
+    @property
+    def operation(self) -> str: ...
+    @property
+    def pass_(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def x(self) -> str | None: ...
+    @property
+    def fixed(self) -> tuple[tuple[str, Any], ...]: ...
+    @property
+    def environment(self) -> str: ...
+    @property
+    def environment_digest(self) -> str: ...
+    @property
+    def implementations(self) -> tuple[str, ...]: ...
+    @property
+    def bytes_moved(self) -> dict[Any, int]: ...
+    @property
+    def x_values(self) -> list[Any]: ...
+    def stat(self, x: Any, implementation: str) -> Stat | None: ...
+
 
 SUFFIXES: Final = (".png", ".svg")
 _PANEL_WIDTH, _PANEL_HEIGHT = 5.2, 3.6
@@ -38,7 +69,7 @@ def _log_span(values: Iterable[float], factor: float = 10.0) -> bool:
     return len(positive) > 1 and max(positive) / min(positive) >= factor
 
 
-def _rows(found: list[Family]) -> list[list[tuple[str, Family]]]:
+def _rows(found: Sequence[Family]) -> list[list[tuple[str, Family]]]:
     """Families of one workload (all but the metric) side by side: the panels of one row."""
     rows: dict[tuple[Any, ...], list[tuple[str, Family]]] = {}
     for f in found:
@@ -51,7 +82,7 @@ def _rows(found: list[Family]) -> list[list[tuple[str, Family]]]:
     return [sorted(p, key=lambda m: order.get(m[0], 3)) for p in rows.values()]
 
 
-def figure(found: list[Family]) -> Any:
+def figure(found: Sequence[Family]) -> Any:
     """A matplotlib Figure of the families, not yet saved (tests read its axes).
 
     Raises:

@@ -408,22 +408,27 @@ def validate_paths(
         yield from result.problems
 
 
-def _json_text(record: Any, *, indent: int | None) -> str:
+def _json_text(record: Any, *, indent: int | None, validated: bool = False) -> str:
     """The published form of a record, refusing what is not JSON (NaN, lone surrogates)."""
     value = record if isinstance(record, (dict, list)) else dump(record)
     problems = _jsontext.scan_value(value).problems
     if problems:
         raise SchemaValidationError(problems=problems)
-    return dumps(value, indent=indent)
+    return dumps(value, indent=indent, validate=not validated)
 
 
-def json_line(record: Any) -> str:
+def json_line(record: Any, *, validated: bool = False) -> str:
     """One record (a model instance or its JSON value) as a compact JSON line with its newline.
+
+    Args:
+        record: The record.
+        validated: The caller validated this very record (the harness checks each one
+            it makes): it is checked as JSON only, not against the schema again.
 
     Raises:
         SchemaValidationError: when the record is not a JSON value (NaN, a lone surrogate).
     """
-    return _json_text(record, indent=None) + "\n"
+    return _json_text(record, indent=None, validated=validated) + "\n"
 
 
 def _needs_newline(path: str) -> bool:
@@ -542,14 +547,18 @@ class JSONLinesWriter:
                 self._file = open(self._path, "ab", buffering=0)  # noqa: SIM115 (see close())
         self._opened = True
 
-    def write(self, record: Any) -> None:
+    def write(self, record: Any, *, validated: bool = False) -> None:
         """Append one record (a model instance or its JSON value) as one line.
+
+        Args:
+            record: The record.
+            validated: The caller validated this very record: see :func:`json_line`.
 
         Raises:
             SchemaValidationError: when the record is not a JSON value; nothing is written.
             InputError: when the file cannot be written (a full disk, say).
         """
-        line = json_line(record)
+        line = json_line(record, validated=validated)
         self.open()
         with input_errors(self._where):
             if self._file is None:

@@ -55,11 +55,13 @@ def _marked_rows(family: Family) -> tuple[list[str], list[list[str]], bool]:
     return header, rows, marked
 
 
-def bench_summary(records: Iterable[Any]) -> str:
+def bench_summary(records: Iterable[Any], *, validated: bool = False) -> str:
     """The text tables of a benchmark's records, with noise marks and a CPU note.
 
     Args:
         records: The records the benchmark just wrote (models or JSON values).
+        validated: The records come from the harness, which validated each one: the
+            summary does not validate them again (one validation per record).
 
     Returns:
         One titled table per workload family (medians with p20-p80 per implementation,
@@ -71,7 +73,7 @@ def bench_summary(records: Iterable[Any]) -> str:
     Raises:
         SchemaValidationError: when a record is invalid.
     """
-    runs = run_set(records)
+    runs = run_set(records, validated=validated)
     parts: list[str] = []
     any_noisy = False
     for family in families(runs):

@@ -194,6 +194,23 @@ def waits_for_gpu(fn: Callable[[], Any]) -> bool:
     return waited
 
 
+def _graph_unless_waits(
+    found: dict[str, Any], key: str, fn: Callable[[], Any], waits: bool | None
+) -> None:
+    """``found[key]``: the CUDA-graph median of ``fn``, unless ``fn`` waits for the GPU.
+
+    A host sync is illegal during capture: trying would only fail (and leave a failed
+    capture behind on the GPU), so the row says why there is no number instead.
+    """
+    if waits:
+        found[f"{key}_error"] = (
+            "skipped: the call blocks the host on the GPU (a host sync), which a CUDA graph"
+            " cannot capture"
+        )
+        return
+    _guarded(found, key, lambda: _graph_ms(fn))
+
+
 def side_measures(
     provider: str, case: sweep.JSDCase, device: torch.device | None = None
 ) -> dict[str, Any]:
@@ -228,7 +245,8 @@ def side_measures(
             return fn(x, y)
 
     found: dict[str, Any] = {}
-    _guarded(found, "cudagraph_ms", lambda: _graph_ms(reset_then(call)))
+    _guarded(found, "waits_for_gpu", lambda: waits_for_gpu(reset_then(call)))
+    _graph_unless_waits(found, "cudagraph_ms", reset_then(call), found.get("waits_for_gpu"))
     _guarded(
         found,
         "do_bench_ms",
@@ -237,11 +255,14 @@ def side_measures(
     timed = [reset_then(call), lambda: scalar.add_(1.0)]
     if case.input_grad:
         timed.append(forward_only)
-        _guarded(found, "forward_only_ms", lambda: _as_called_ms(forward_only, grads))
-        _guarded(found, "forward_only_cudagraph_ms", lambda: _graph_ms(forward_only))
-    _guarded(found, "waits_for_gpu", lambda: waits_for_gpu(reset_then(call)))
-    if case.input_grad:
         _guarded(found, "forward_only_waits_for_gpu", lambda: waits_for_gpu(forward_only))
+        _guarded(found, "forward_only_ms", lambda: _as_called_ms(forward_only, grads))
+        _graph_unless_waits(
+            found,
+            "forward_only_cudagraph_ms",
+            forward_only,
+            found.get("forward_only_waits_for_gpu"),
+        )
     per_fn = host_us(*timed)
     found.update(
         host_us_per_call=statistics.median(per_fn[0]),

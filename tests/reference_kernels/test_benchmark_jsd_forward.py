@@ -42,6 +42,8 @@ class Log:
     def __init__(self) -> None:
         self.backwards = 0
         self.calls: list[tuple[str, int]] = []
+        # Whether the stubbed sync probe says a training step blocks the host on the GPU.
+        self.step_waits = False
 
     def run(self, timer: str, fn: Callable[[], Any]) -> None:
         before = self.backwards
@@ -77,8 +79,8 @@ def log(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> Log:
 
     def waits_for_gpu(fn: Callable[[], Any]) -> bool:
         found.run("waits", fn)
-        # Pretend the step syncs (as a backward that reads grad_output on the host does).
-        return found.calls[-1][1] > 0
+        # A step that syncs, as a backward reading grad_output on the host does.
+        return found.step_waits and found.calls[-1][1] > 0
 
     monkeypatch.setattr(torch.autograd, "backward", backward)
     monkeypatch.setattr(script, "waits_for_gpu", waits_for_gpu)
@@ -107,12 +109,12 @@ def test_every_side_measure_of_a_step_runs_backward_and_forward_only_does_not(
     assert same == [("host", 0), ("events", 0), ("graph", 0)]
     for calls in per_provider:
         assert calls == [
+            ("waits", 1),  # does the step block the host on the GPU?
             ("graph", 1),  # the step under a CUDA graph
             ("do_bench", 1),  # the step under do_bench
+            ("waits", 0),  # does the forward only?
             ("events", 0),  # forward only, as called
             ("graph", 0),  # forward only, CUDA graph
-            ("waits", 1),  # does the step block the host on the GPU?
-            ("waits", 0),  # does the forward only?
             ("host", 1),  # host batches: the step,
             ("host", 0),  # a torch add_ launch,
             ("host", 0),  # and the forward only
@@ -124,7 +126,7 @@ def test_every_side_measure_of_a_step_runs_backward_and_forward_only_does_not(
         assert (row["host_us_per_call"], row["torch_add_host_us"]) == (10.0, 20.0)
         assert row["forward_only_host_us"] == 30.0
         assert row["forward_only_ms"] == 0.25
-        assert (row["waits_for_gpu"], row["forward_only_waits_for_gpu"]) == (True, False)
+        assert (row["waits_for_gpu"], row["forward_only_waits_for_gpu"]) == (False, False)
         # The step also writes dL/dinput: 1.5 times the bytes the read roofline reads.
         assert row["read_roofline_ms"] == pytest.approx(0.3)
 
@@ -137,11 +139,29 @@ def _split(calls: list[tuple[str, int]]) -> list[list[tuple[str, int]]]:
 def test_loss_only_points_time_no_backward_and_no_same_bytes(script: ModuleType, log: Log) -> None:
     rows = _measure(script, input_grad=False)
     assert log.backwards == 0
-    assert [timer for timer, _ in log.calls] == ["graph", "do_bench", "waits", "host", "host"] * 2
+    assert [timer for timer, _ in log.calls] == ["waits", "graph", "do_bench", "host", "host"] * 2
     for row in rows:
         assert "same_bytes_ms" not in row
         assert "forward_only_ms" not in row
         assert "step_over_same_bytes" not in row
+
+
+def test_a_step_that_waits_for_the_gpu_is_not_captured_in_a_graph(
+    script: ModuleType, log: Log
+) -> None:
+    log.step_waits = True
+    rows = _measure(script, input_grad=True)
+    # Per provider: no graph of the step, only of the forward alone.
+    assert [t for t, _ in log.calls].count("graph") == 1 + 2
+    for row in rows:
+        assert row["waits_for_gpu"] is True
+        assert "cudagraph_ms" not in row
+        assert row["cudagraph_ms_error"].startswith("skipped: the call blocks the host")
+        assert row["forward_only_cudagraph_ms"] == 0.4
+        assert "step_over_same_bytes_cudagraph" not in row
+    text = script.table(rows, "CPU", 4.6e12, 4.2e12)
+    [line] = [line for line in text.splitlines() if line.startswith("| 4 x 64 |")]
+    assert "10 (waits)" in line
 
 
 def test_a_failing_side_measure_leaves_its_error_and_the_rest(
@@ -183,7 +203,7 @@ def test_the_table_shows_the_training_step_beside_the_same_bytes(
     assert values[4] == "0.250 / 0.400"
     assert values[6] == f"{ours['step_over_same_bytes']:.2f} / 1.00"
     assert values[cells.index("triton forward only")] == "0.250 / 0.400"
-    assert values[cells.index("host us/step")] == "10 (waits)"
+    assert values[cells.index("host us/step")] == "10"
     assert values[cells.index("host us/forward only")] == "30"
     assert "`(waits)`: the call blocked the host until the GPU caught up" in text
 

@@ -36,6 +36,7 @@ __all__ = [
     "StoreClashError",
     "StoreError",
     "StoreLayoutError",
+    "SweepOptionError",
     "TimestampError",
     "UnsupportedSourceError",
     "input_errors",
@@ -202,6 +203,16 @@ class InputError(KernelIndexError):
     def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
         """The InputError for an OSError met while reading or writing ``source``."""
         return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class SweepOptionError(InputError):
+    """A sweep option a caller gave is unusable (the CLI: exit status 2).
+
+    Attributes:
+        source: The parameter (``beta``); the CLI names its flag (``--beta``) instead.
+        reason: What was expected and what was found.
+    """
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

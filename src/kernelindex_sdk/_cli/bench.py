@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
+import attrs
+
+from ..errors import InputError, SweepOptionError
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -20,6 +22,19 @@ from ._common import (
 from .store import add_provenance
 
 __all__ = ["register"]
+
+
+# The flag of each parameter a sweep option error names.
+_FLAGS = {
+    "providers": "--impl",
+    "tokens": "--tokens",
+    "vocab": "--vocab",
+    "tokens/vocab": "--tokens/--vocab",
+    "dtypes": "--dtype",
+    "beta": "--beta",
+    "input_grad": "--input-grad",
+    "timer": "--timer",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,18 +128,22 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     from ..models import RecordBundle
 
     # Raises LaunchError or SweepOptionError (exit 2, one line) before anything runs.
-    part = prepare_jsd(
-        providers=args.impl,
-        out=args.out,
-        shard=args.shard,
-        devices=args.devices,
-        tokens=args.tokens,
-        vocab=args.vocab,
-        dtypes=args.dtype,
-        beta=args.beta,
-        input_grad=args.input_grad,
-        timer=args.timer,
-    )
+    try:
+        part = prepare_jsd(
+            providers=args.impl,
+            out=args.out,
+            shard=args.shard,
+            devices=args.devices,
+            tokens=args.tokens,
+            vocab=args.vocab,
+            dtypes=args.dtype,
+            beta=args.beta,
+            input_grad=args.input_grad,
+            timer=args.timer,
+        )
+    except SweepOptionError as err:
+        # The library names its parameter (providers); the command line, its flag.
+        raise attrs.evolve(err, source=_FLAGS.get(err.source, err.source)) from None
     from ..convert import dump
     from ..provenance import Provenance, annotate, detect
 

@@ -501,3 +501,34 @@ def test_the_wall_clock_resets_grads_before_every_call() -> None:
 
     harness.time_wall_clock(step, 7, [x])
     assert seen == [True] * (7 + harness.CPU_WARMUP_CALLS)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("bad shape\nsecond line"), torch.cuda.OutOfMemoryError("out of memory")],
+    ids=["error", "out-of-memory"],
+)
+def test_failed_record_is_the_record_bench_makes_of_a_raising_call(error: Exception) -> None:
+    """harness.failed_record needs no function that raises: same failure, same digests."""
+    workload = {"operation": "jsd", "pass": "forward", "parameters": {"BT": 4, "V": 64}}
+    implementation = {"provider": "torch", "packages": {"torch": str(torch.__version__)}}
+
+    def raises() -> None:
+        raise error
+
+    made = [
+        ki.dump(
+            harness.bench(raises, workload=workload, implementation=implementation, device=CPU)
+        ),
+        ki.dump(
+            harness.failed_record(
+                error, workload=workload, implementation=implementation, device=CPU
+            )
+        ),
+    ]
+    for record in made:
+        record["run"]["spec"].pop("observedAt")
+        record["run"]["metadata"].pop("name")
+    assert made[0] == made[1]
+    assert made[1]["run"]["spec"]["status"] == "failed"
+    assert "timing" not in made[1]["run"]["spec"]

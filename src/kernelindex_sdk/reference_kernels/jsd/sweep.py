@@ -548,15 +548,11 @@ def _failed(
     timer: str = "cuda-events",
 ) -> RecordBundle:
     """A failed record for a point that could not be set up (or timed), saying why."""
-
-    def raise_again() -> None:
-        if harness_error:
-            raise RuntimeError(f"harness error: {type(err).__name__}: {err}")
-        raise err
-
+    if harness_error:
+        err = RuntimeError(f"harness error: {type(err).__name__}: {err}")
     implementation = {"provider": name, "packages": _packages("torch", "triton")}
-    return harness.bench(
-        raise_again,
+    return harness.failed_record(
+        err,
         workload=case.workload(),
         implementation=implementation,
         device=device,

@@ -24,10 +24,9 @@ def _count(text: str) -> int:
 
 def window(text: str) -> int:
     """``--window N``: a positive integer."""
-    value = _count(text)
-    if value < 1:
+    if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return value
+    return int(text)
 
 
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
@@ -113,7 +112,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "Group the store's runs into series (workload, provider and entry point,"
             " protocol, GPU), ordered by commit time, and find each one's change points:"
             " binary segmentation with a Student t test (p < 0.001, Bonferroni over the"
-            " splits), each step with its cause (implementation, environment, labels or"
+            " splits; a circular test finds a step there and back; outlying runs weigh"
+            " less), each step with its cause (implementation, environment, labels or"
             " unexplained). Series shorter than 6 points are judged step by step with"
             " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
             " 2 when the store cannot be opened, or on usage errors."

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._analysis.tables import markdown_table, quantity, spread, text_table
+from .._base.display import printable
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -17,7 +18,7 @@ _POINT_HEADER = ("#", "commit", "observedAt", "median (p20-p80)", "run")
 
 
 def _commit(commit: str | None) -> str:
-    return "-" if commit is None else commit[:12]
+    return "-" if commit is None else printable(commit[:12])
 
 
 def _test(change: Change) -> str:
@@ -35,7 +36,7 @@ def _change_row(h: SeriesHistory, change: Change) -> list[str]:
         f"{change.ratio:.3f}",
         f"{change.direction} ({levels})",
         change.cause,
-        what,
+        printable(what),
         _test(change),
     ]
 
@@ -68,11 +69,12 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
     out += [f"**{summary}**" if markdown else summary, ""]
     varying, common = _parameters(found)
     if common:
-        shared = " ".join(f"{k}={v}" for k, v in sorted(common.items()))
+        # Names and values are other people's text: one line each, control characters escaped.
+        shared = printable(" ".join(f"{k}={v}" for k, v in sorted(common.items())))
         out += [f"every series: {shared}", ""]
     for h in found:
         series = h.series
-        title = f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}"
+        title = printable(f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}")
         count = f"{len(series.points)} point(s)"
         if series.failed:
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
@@ -80,7 +82,7 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
             count += ", too short to test: compare's rule between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
         if h.follows is not None:
-            what = "; ".join(str(d) for d in h.follows.differences) or "protocol digest"
+            what = printable("; ".join(str(d) for d in h.follows.differences) or "protocol digest")
             out += [
                 f"follows a series under another protocol ({what}): a method change,"
                 " not compared across",
@@ -100,7 +102,7 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
                 _commit(p.commit),
                 p.observed_at,
                 spread(p.median_ns or 0, p.p20_ns, p.p80_ns, "ns"),
-                f"`{p.name}`" if markdown else p.name,
+                f"`{printable(p.name)}`" if markdown else printable(p.name),
             ]
             for i, p in enumerate(shown)
         ]

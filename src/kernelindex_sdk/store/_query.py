@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Final
 
 from ..errors import ArgumentError
@@ -80,11 +81,26 @@ def chunks(names: Sequence[str] | None) -> Iterator[Sequence[str] | None]:
         yield names[start : start + CHUNK]
 
 
-def run_row(values: Sequence[Any]) -> RunRow:
-    """A RunRow from the values of :data:`ROW_COLUMNS`."""
+def run_row(
+    values: Sequence[Any], labels_seen: dict[str, Mapping[str, str]] | None = None
+) -> RunRow:
+    """A RunRow from the values of :data:`ROW_COLUMNS`.
+
+    Args:
+        values: One result row.
+        labels_seen: Labels already decoded, by their stored text: runs of one series
+            mostly carry the same labels, and decoding them once per query is a fifth of
+            reading 10,000 rows. The rows then share one read-only mapping.
+    """
     labels = values[18]
     if isinstance(labels, str):
-        labels = json.loads(labels)
+        if labels_seen is None:
+            labels = json.loads(labels)
+        else:
+            decoded = labels_seen.get(labels)
+            if decoded is None:
+                decoded = labels_seen[labels] = MappingProxyType(json.loads(labels))
+            labels = decoded
     return RunRow(
         name=values[0],
         status=values[1],

@@ -152,10 +152,13 @@ class Store:
         }
         wanted = None if names is None else list(dict.fromkeys(names))
         found: list[RunRow] = []
+        labels_seen: dict[str, Mapping[str, str]] = {}
         for chunk in chunks(wanted):
             clause, params = where(filters, chunk)
             sql = f"SELECT {', '.join(ROW_COLUMNS)}{JOINS}{clause}"
-            found.extend(run_row(values) for values in self._backend.execute(sql, params))
+            found.extend(
+                run_row(values, labels_seen) for values in self._backend.execute(sql, params)
+            )
         # Sorted here, not by SQL: PostgreSQL's text order follows the locale.
         found.sort(key=lambda row: (row.order_key, row.name))
         return found

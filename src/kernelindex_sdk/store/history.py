@@ -50,7 +50,8 @@ SpecLookup = Callable[[str, str], "Mapping[str, Any] | None"]
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Mapping) and value:
+    # A whole object that is empty (no labels) has no fields; an empty one inside is a value.
+    if isinstance(value, Mapping) and (value or not prefix):
         for k in sorted(value):
             yield from _flatten(value[k], f"{prefix}.{k}" if prefix else str(k))
     else:

@@ -163,7 +163,10 @@ def test_compare_reads_invalid_lines_with_their_places(
     bad = json.loads(json.dumps(example))
     bad["run"]["spec"]["timing"]["latencyNs"]["median"] = 2290080.0
     path = tmp_path / "runs.jsonl"
-    path.write_text("\n".join([line(example), line(bad), line(example)]) + "\n", "utf-8")
+    again = json.loads(json.dumps(example))
+    # One input, one namespace: the third run needs a name of its own (validate's rule).
+    again["run"]["metadata"]["name"] = "another-run"
+    path.write_text("\n".join([line(example), line(bad), line(again)]) + "\n", "utf-8")
     runs = compare.load_runs([path])
     assert [r.source for r in runs.runs] == [f"{path}:1", f"{path}:3"]
     assert runs.invalid == 1

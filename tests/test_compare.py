@@ -372,11 +372,12 @@ def test_json_is_a_list_of_pairs_with_the_documented_keys(run_cli: RunCli, files
     paired, unpaired = json.loads(out)
     assert set(paired) == {
         "workload", "operation", "pass", "parameters", "workloadDigest", "metric", "unit",
-        "base", "new", "ratio", "significant", "notes", "unpaired",
+        "base", "new", "ratio", "significant", "notes", "unpaired", "problem",
     }  # fmt: skip
     assert set(paired["base"]) == {
         "run", "source", "status", "failure", "observedAt", "provider", "entryPoint",
         "implementationDigest", "protocolDigest", "environmentDigest", "median", "p20", "p80",
+        "noisy",
     }  # fmt: skip
     assert paired["ratio"] == pytest.approx(0.9)
     assert paired["significant"] is True

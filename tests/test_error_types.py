@@ -64,14 +64,14 @@ CASES: list[tuple[str, Callable[[], Any], type[KernelIndexError], type[Exception
         lambda: compare.compare([], [], threshold=-0.1),
         ArgumentError,
         ValueError,
-        "threshold: expected a fraction >= 0, got -0.1",
+        "threshold: expected a finite number >= 0, got -0.1",
     ),
     (
         "compare-threshold-nan",
         lambda: compare.compare([], [], threshold=float("nan")),
         ArgumentError,
         ValueError,
-        "threshold: expected a fraction >= 0, got nan",
+        "threshold: expected a finite number >= 0, got nan",
     ),
     (
         "pair-without-runs",

@@ -177,8 +177,11 @@ def test_shared_protocol_with_one_content_is_not_a_duplicate(
     assert list(validate_paths([path])) == []
     other["protocol"]["spec"]["measurement"]["timer"] = "wall_clock"
     path.write_text(json.dumps(example) + "\n" + json.dumps(other) + "\n", "utf-8")
-    [found] = list(validate_paths([path]))
-    assert "already names a different BenchmarkProtocol" in found.problem.message
+    by_name, by_digest = list(validate_paths([path]))
+    assert "already names a different BenchmarkProtocol" in by_name.problem.message
+    # The run still declares the first spec's digest: it stands for two specs now.
+    assert by_digest.problem.code == "digest-clash"
+    assert by_digest.problem.pointer == "/protocol/spec"
 
 
 @pytest.mark.slow

@@ -15,10 +15,12 @@ from typing import Any, Final
 
 import attrs
 
-from ._analysis.compare_render import FORMATS, pairs_as_json, render
+from ._analysis import compare_render as _render
+from ._analysis.compare_render import FORMATS
 from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
+from ._base import arguments as _arguments
 from ._base.display import short_repr
-from ._base.units import RATE_DIMENSIONS, UNITS
+from ._base.units import BASE_UNIT, RATE_DIMENSIONS, UNITS
 from .errors import ArgumentError
 
 __all__ = [
@@ -52,6 +54,62 @@ _DIGEST_NAMES: Final = {
 }
 
 
+def _fraction(argument: str, value: Any) -> float:
+    """``value`` when it is a finite number >= 0 (a threshold); ArgumentError otherwise.
+
+    An infinite threshold (``1e309`` read as a float) would pass every change: a gate
+    that cannot trip is refused, not run.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ArgumentError(
+            argument=argument, reason=f"expected a finite number >= 0, got {short_repr(value)}"
+        )
+    return value
+
+
+def _in_base_unit(stat: Stat) -> Stat:
+    """``stat`` in its dimension's base unit (MiB and GiB in bytes, ms in ns); a unit the
+    table does not know stays as it is."""
+    dimension = UNITS.get(stat.unit)
+    if dimension is None or dimension[1] == 1:
+        return stat
+    factor = dimension[1]
+    return Stat(
+        stat.metric,
+        BASE_UNIT[dimension[0]],
+        stat.median * factor,
+        None if stat.p20 is None else stat.p20 * factor,
+        None if stat.p80 is None else stat.p80 * factor,
+    )
+
+
+def _comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
+    """The two statistics in one unit, or why they cannot be compared.
+
+    Units of one dimension are converted (1 MiB against 10 GiB compares 2^20 bytes with
+    10 * 2^30); units of different dimensions, unknown units that differ, and medians that
+    are not positive (a ratio of or to 0 means nothing) cannot be compared.
+    """
+    if base.unit != new.unit:
+        b, n = UNITS.get(base.unit), UNITS.get(new.unit)
+        if b is None or n is None or b[0] != n[0]:
+            return f"units differ: {base.unit!r} vs {new.unit!r}"
+        base, new = _in_base_unit(base), _in_base_unit(new)
+    if not base.median > 0:
+        return f"BASE median is {short_repr(base.median)} {base.unit}: no ratio"
+    if not new.median > 0:
+        return f"NEW median is {short_repr(new.median)} {new.unit}: no ratio"
+    ratio = new.median / base.median
+    if not 0 < ratio < math.inf:
+        return f"NEW/BASE of {short_repr(new.median)} / {short_repr(base.median)} is not a number"
+    return base, new
+
+
 def _exact(x: float) -> Fraction:
     # Decimal text of a float: a 5% threshold is exactly 1/20, so the edge is where it reads.
     return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
@@ -82,6 +140,14 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
     Returns:
         True when the change is significant by both tests.
     """
+    threshold = _fraction("threshold", threshold)
+    _arguments.instance(base, Stat, "base")
+    _arguments.instance(new, Stat, "new")
+    return _significant(base, new, threshold)
+
+
+def _significant(base: Stat, new: Stat, threshold: float) -> bool:
+    """:func:`is_significant` for arguments already checked (it runs once per pair)."""
     if not _beyond(base.median, new.median, threshold):
         return False
     return bool(base.high < new.low or new.high < base.low)
@@ -89,7 +155,12 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
 
 def higher_is_better(stat: Stat) -> bool:
     """Whether a larger value of ``stat`` is an improvement: rates (bytes or FLOP per
-    second); time, memory and unknown units are better smaller."""
+    second); time, memory and unknown units are better smaller.
+
+    Raises:
+        ArgumentError: when ``stat`` is not a Stat.
+    """
+    _arguments.instance(stat, Stat, "stat")
     return UNITS.get(stat.unit, ("", 1))[0] in RATE_DIMENSIONS
 
 
@@ -104,6 +175,8 @@ class Pair:
         significant: Whether the change passes :func:`is_significant`.
         notes: Facts a reader needs (``latest of 3 BASE runs``, ``protocols differ``).
         reason: Why a run could not be paired (None for a pair).
+        problem: Why a pair of values has no ratio: units of different dimensions, a
+            median that is not positive (None when it has one, or a side failed).
     """
 
     base: Run | None
@@ -112,6 +185,7 @@ class Pair:
     significant: bool = False
     notes: tuple[str, ...] = ()
     reason: str | None = None
+    problem: str | None = None
 
     @property
     def paired(self) -> bool:
@@ -139,12 +213,21 @@ class Pair:
 
     def slower_than(self, fraction: float) -> bool:
         """Whether NEW is significantly worse than BASE by more than ``fraction``: larger
-        for time and memory, smaller for rates (bandwidth, throughput)."""
+        for time and memory, smaller for rates (bandwidth, throughput).
+
+        Raises:
+            ArgumentError: when ``fraction`` is not a finite number >= 0.
+        """
+        fraction = _fraction("fraction", fraction)
         if not self.significant or self.ratio is None or self.base is None or self.new is None:
             return False
         b, n = self.base.value, self.new.value
         if b is None or n is None:  # pragma: no cover - a ratio implies values
             return False
+        both = _comparable(b, n)
+        if isinstance(both, str):  # pragma: no cover - a ratio implies comparable values
+            return False
+        b, n = both
         worse = n.median < b.median if higher_is_better(b) else n.median > b.median
         return worse and _beyond(b.median, n.median, fraction)
 
@@ -161,6 +244,8 @@ class Comparison:
         base: The BASE runs, with the invalid records in ``base.problems``.
         new: The NEW runs, likewise.
         several_environments: Whether the rows come from more than one environment.
+        several_metrics: Whether the rows measure more than one metric (labels then
+            name the metric of rows other than latency).
     """
 
     pairs: list[Pair]
@@ -170,8 +255,9 @@ class Comparison:
     base: RunSet
     new: RunSet
     several_environments: bool = False
+    several_metrics: bool = False
     # Labels worked out so far: one per workload and environment, not one per row.
-    _labels: dict[tuple[int, str, str], str] = attrs.field(
+    _labels: dict[tuple[int, str, str, str], str] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
 
@@ -184,8 +270,19 @@ class Comparison:
         return {m: math.exp(math.fsum(v) / len(v)) for m, v in logs.items()}
 
     def regressions(self, percent: float) -> list[Pair]:
-        """Significant pairs whose NEW is slower (larger) than BASE by more than ``percent``%."""
-        return [p for p in self.pairs if p.slower_than(percent / 100)]
+        """Significant pairs whose NEW is slower (larger) than BASE by more than ``percent``%.
+
+        Raises:
+            ArgumentError: when ``percent`` is not a finite number >= 0.
+        """
+        fraction = _fraction("percent", percent) / 100
+        return [p for p in self.pairs if p.slower_than(fraction)]
+
+    @property
+    def problems(self) -> list[Pair]:
+        """Pairs whose values cannot be compared (see :attr:`Pair.problem`): a gate cannot
+        pass what it cannot judge."""
+        return [p for p in self.pairs if p.problem is not None]
 
     def label(self, run: Run) -> str:
         """The run's workload, readable: operation, pass and the parameters that vary.
@@ -194,10 +291,13 @@ class Comparison:
         environment digest) follows an ``@``.
         """
         # The Workload object (shared by a set's runs of one digest) stands for its content.
-        key = (id(run.workload), run.workload_digest, run.environment_digest)
+        key = (id(run.workload), run.workload_digest, run.environment_digest, run.metric)
         text = self._labels.get(key)
         if text is None:
             text = workload_label(run, self.varying)
+            if self.several_metrics and run.metric != "latency":
+                # A memory row of one workload must not read as its latency row.
+                text = f"{text} ({run.metric})"
             if self.several_environments:
                 text = f"{text} @ {environment_label(run, self.base, self.new)}"
             self._labels[key] = text
@@ -209,8 +309,14 @@ def _sides(pair: Pair) -> Iterator[Run]:
 
 
 def environment_label(run: Run, *sets: RunSet) -> str:
-    """The run's GPU (``hardware.product``) when an environment object is known, else a digest."""
+    """The run's GPU (``hardware.product``) when an environment object is known, else a digest.
+
+    Raises:
+        ArgumentError: when ``run`` is not a Run or a set is not a RunSet.
+    """
+    _arguments.instance(run, Run, "run")
     for s in sets:
+        _arguments.instance(s, RunSet, "sets")
         spec = s.objects.get(run.environment_digest)
         if isinstance(spec, dict):
             product = spec.get("hardware", {}).get("product")
@@ -220,7 +326,16 @@ def environment_label(run: Run, *sets: RunSet) -> str:
 
 
 def workload_label(run: Run, names: Iterable[str] | None = None) -> str:
-    """``operation pass name=value ...`` for the given parameter names (all when None)."""
+    """``operation pass name=value ...`` for the given parameter names (all when None).
+
+    Raises:
+        ArgumentError: when ``run`` is not a Run or ``names`` not an iterable of str.
+    """
+    _arguments.instance(run, Run, "run")
+    if names is not None and (isinstance(names, str) or not isinstance(names, Iterable)):
+        raise ArgumentError(
+            argument="names", reason=f"expected parameter names, got {short_repr(names)}"
+        )
     w = run.workload
     if w is None:
         return f"workload {run.workload_digest.split(':', 1)[-1][:12]}"
@@ -291,12 +406,15 @@ def compare(
 
     Raises:
         SchemaValidationError: when a record given as a model or JSON value is invalid.
-        ArgumentError: when ``threshold`` is negative or NaN (it is a ValueError too).
+        ArgumentError: when ``threshold`` is not a finite number >= 0 (it is a ValueError
+            too), or a provider is not a str.
     """
-    if not threshold >= 0:  # NaN too
-        raise ArgumentError(
-            argument="threshold", reason=f"expected a fraction >= 0, got {threshold!r}"
-        )
+    threshold = _fraction("threshold", threshold)
+    for argument, provider in (("base_provider", base_provider), ("new_provider", new_provider)):
+        if provider is not None and not isinstance(provider, str):
+            raise ArgumentError(
+                argument=argument, reason=f"expected a str or None, got {short_repr(provider)}"
+            )
     base_set, new_set = run_set(base), run_set(new)
 
     keyed = _key_function(across_environments, across_protocols)
@@ -341,6 +459,7 @@ def compare(
         base=base_set,
         new=new_set,
         several_environments=len({r.environment_digest for r in rows}) > 1,
+        several_metrics=len({r.metric for r in rows}) > 1,
     )
 
 
@@ -373,11 +492,12 @@ def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
     bv, nv = b.value, n.value
     if bv is None or nv is None:
         return Pair(b, n, notes=notes)
-    if bv.unit != nv.unit:
-        return Pair(b, n, notes=(*notes, f"units differ: {bv.unit!r} vs {nv.unit!r}"))
-    ratio = nv.median / bv.median if bv.median > 0 else None
-    significant = ratio is not None and is_significant(bv, nv, threshold)
-    return Pair(b, n, ratio=ratio, significant=significant, notes=notes)
+    both = _comparable(bv, nv)
+    if isinstance(both, str):
+        return Pair(b, n, notes=(*notes, both), problem=both)
+    bv, nv = both
+    ratio = nv.median / bv.median
+    return Pair(b, n, ratio=ratio, significant=_significant(bv, nv, threshold), notes=notes)
 
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:
@@ -533,3 +653,25 @@ def _index(runs: Iterable[Run], key: Any) -> dict[tuple[str, ...], list[Run]]:
     for run in runs:
         out.setdefault(key(run), []).append(run)
     return out
+
+
+def render(comparison: Comparison, fmt: str = "text") -> str:
+    """The comparison in one of :data:`FORMATS`, ending with a newline.
+
+    Raises:
+        ArgumentError: for an unknown format (it is a ValueError too), or when
+            ``comparison`` is not a Comparison.
+    """
+    # Checked here: the renderer takes what it draws and imports nothing from this module.
+    _arguments.instance(comparison, Comparison, "comparison")
+    return _render.render(comparison, fmt)
+
+
+def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
+    """The documented JSON form: one object per row, pairs first, then the unpaired.
+
+    Raises:
+        ArgumentError: when ``c`` is not a Comparison.
+    """
+    _arguments.instance(c, Comparison, "comparison")
+    return _render.pairs_as_json(c)

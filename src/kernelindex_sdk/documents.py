@@ -24,6 +24,7 @@ from typing import IO, Any, Final
 import attrs
 
 from . import validation
+from ._base import arguments as _arguments
 from ._base.display import display_path, printable
 from ._base.files import check_new_file, describe_mode, existing_kind, replace_file
 from ._json import text as _jsontext
@@ -32,10 +33,10 @@ from .errors import (
     MAX_MESSAGE,
     FileProblem,
     InputError,
-    Problem,
     SchemaValidationError,
     input_errors,
 )
+from .validation import InputRules
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -61,11 +62,6 @@ _READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
-_KIND_OF_KEY: Final = {
-    "run": "BenchmarkRun",
-    "protocol": "BenchmarkProtocol",
-    "environment": "ExecutionEnvironment",
-}
 
 OnError = Callable[[InputError], None]
 #: Called with a notice: something worth saying that is not a problem (one line).
@@ -159,7 +155,7 @@ def _expand(
     paths: Iterable[str | Path], on_error: OnError | None, on_notice: OnNotice | None
 ) -> Iterator[str | Path]:
     seen: set[str] = set()
-    for given in paths:
+    for given in _arguments.paths(paths):
         if str(given) == STDIN:
             candidates: list[str | Path] = [STDIN]
         else:
@@ -325,41 +321,6 @@ def iter_documents(
             _report(err, on_error)
 
 
-@attrs.define
-class _Names:
-    """Names seen in one input: kind -> name -> (where, spec)."""
-
-    seen: dict[tuple[str, str], tuple[str, Any]] = attrs.field(factory=dict)
-
-    def problems(self, doc: Any, where: str) -> Iterator[Problem]:
-        for pointer, kind, record in _records(doc):
-            name = record["metadata"]["name"]
-            key = (kind, name)
-            if key not in self.seen:
-                self.seen[key] = (where, record.get("spec"))
-                continue
-            first, spec = self.seen[key]
-            # A shared protocol or environment repeats in every bundle: that is fine
-            # as long as the name always means the same content.
-            if kind != "BenchmarkRun" and spec == record.get("spec"):
-                continue
-            what = "a run" if kind == "BenchmarkRun" else f"a different {kind}"
-            yield Problem(
-                pointer=f"{pointer}/metadata/name",
-                message=f"name {name!r} already names {what} at {first}",
-                code="duplicate-name",
-            )
-
-
-def _records(doc: Any) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    if "kind" in doc:
-        yield "", doc["kind"], doc
-        return
-    for key, kind in _KIND_OF_KEY.items():
-        if key in doc:
-            yield f"/{key}", kind, doc[key]
-
-
 def check_documents(
     paths: Iterable[str | Path],
     *,
@@ -375,14 +336,14 @@ def check_documents(
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    names = _Names()
+    rules = InputRules()
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
         problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            named = names.problems(value, display_path(document.label))
-            problems = list(_jsontext.located(named, text))
+            admitted = rules.admit(value, display_path(document.label)).problems
+            problems = list(_jsontext.located(admitted, text))
         found = tuple(FileProblem.in_document(document, p) for p in problems)
         yield DocumentResult(document=document, problems=found, value=None if found else value)
 

@@ -11,28 +11,26 @@ the order of the inputs, so the same records give the same bytes.
 from __future__ import annotations
 
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, Final
 
 import attrs
 
-from . import digest, validation
-from ._base.display import article, display_path
+from . import validation
+from ._base import arguments as _arguments
+from ._base.display import display_path
 from ._base.files import existing_kind, replace_file
 from ._json import text as _jsontext
 from ._json.converter import as_json
 from .documents import STDIN, JSONLinesWriter, check_json_lines_target, iter_documents, json_line
 from .errors import FileProblem, Problem, RecordSetError
+from .validation import InputRules
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
 
 # Output order: shared objects first, then runs, each by name.
 _GROUP_ORDER: Final = {"BenchmarkProtocol": 0, "ExecutionEnvironment": 1, "BenchmarkRun": 2}
-_BUNDLE_OBJECTS: Final = (
-    ("protocol", "BenchmarkProtocol", "protocolDigest"),
-    ("environment", "ExecutionEnvironment", "environmentDigest"),
-)
 
 
 @attrs.frozen
@@ -79,12 +77,6 @@ class _Place:
         )
 
 
-@attrs.frozen
-class _Seen:
-    content: bytes
-    place: _Place
-
-
 def _record_key(doc: dict[str, Any]) -> tuple[str, str, str]:
     """The group a record is named in, its name, and the pointer of that name."""
     if "kind" not in doc:
@@ -92,86 +84,35 @@ def _record_key(doc: dict[str, Any]) -> tuple[str, str, str]:
     return doc["kind"], doc["metadata"]["name"], "/metadata/name"
 
 
-def _shared_objects(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], str]]:
-    """Each protocol or environment a document holds: (pointer, kind, object, digest).
-
-    A bundle's objects go by the digest its run declares; a lone protocol or
-    environment by the digest of its spec.
-    """
-    if doc.get("kind") == "BenchmarkProtocol":
-        yield "", "BenchmarkProtocol", doc, digest.protocol_digest(doc["spec"])
-    elif doc.get("kind") == "ExecutionEnvironment":
-        yield "", "ExecutionEnvironment", doc, digest.environment_digest(doc["spec"])
-    elif "kind" not in doc:
-        for key, kind, field in _BUNDLE_OBJECTS:
-            if key in doc:
-                yield f"/{key}", kind, doc[key], doc["run"]["spec"][field]
-
-
 @attrs.define
 class _Merger:
-    records: dict[tuple[str, str], tuple[_Seen, dict[str, Any]]] = attrs.Factory(dict)
-    # (kind, name) and (kind, digest) -> the spec first seen under it.
-    names: dict[tuple[str, str], _Seen] = attrs.Factory(dict)
-    digests: dict[tuple[str, str], _Seen] = attrs.Factory(dict)
+    records: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
+    # The rules validate keeps; a run repeated with the same content is dropped.
+    rules: InputRules = attrs.Factory(lambda: InputRules(repeats=True))
     problems: list[FileProblem] = attrs.Factory(list)
     read: int = 0
     duplicates: int = 0
 
     def add(self, doc: dict[str, Any], place: _Place) -> None:
-        group, name, pointer = _record_key(doc)
-        content = digest.canonical_bytes(doc)
-        seen = self.records.get((group, name))
-        if seen is not None:
-            if seen[0].content == content:
-                self.duplicates += 1
-                return
-            what = "run" if group == "BenchmarkRun" else group
-            self.problems.append(
-                place.problem(
-                    pointer,
-                    f"name {name!r} already names a different {what} at {seen[0].place}",
-                    "duplicate-name",
-                )
+        admission = self.rules.admit(doc, str(place))
+        if admission.problems:
+            self.problems.extend(
+                place.problem(p.pointer, p.message, p.code) for p in admission.problems
             )
             return
-        clashes = list(self._shared_clashes(doc, place))
-        if clashes:
-            self.problems.extend(clashes)
+        key = _record_key(doc)[:2]
+        if admission.repeat or key in self.records:
+            # The same run again, or a protocol or environment repeated with its spec.
+            self.duplicates += 1
             return
-        for _, kind, obj, declared in _shared_objects(doc):
-            spec = _Seen(digest.canonical_bytes(obj["spec"]), place)
-            self.names.setdefault((kind, obj["metadata"]["name"]), spec)
-            self.digests.setdefault((kind, declared), spec)
-        self.records[group, name] = (_Seen(content, place), doc)
-
-    def _shared_clashes(self, doc: dict[str, Any], place: _Place) -> Iterator[FileProblem]:
-        for pointer, kind, obj, declared in _shared_objects(doc):
-            spec = digest.canonical_bytes(obj["spec"])
-            name = obj["metadata"]["name"]
-            by_name = self.names.get((kind, name))
-            if by_name is not None and by_name.content != spec:
-                yield place.problem(
-                    f"{pointer}/metadata/name",
-                    f"name {name!r} already names {article(kind)} with a different spec at"
-                    f" {by_name.place}",
-                    "duplicate-name",
-                )
-            by_digest = self.digests.get((kind, declared))
-            if by_digest is not None and by_digest.content != spec:
-                yield place.problem(
-                    f"{pointer}/spec",
-                    f"digest {declared!r} already stands for a different {kind} spec at"
-                    f" {by_digest.place}",
-                    "digest-clash",
-                )
+        self.records[key] = doc
 
     def result(self) -> MergedRecords:
         if self.problems:
             raise RecordSetError(problems=tuple(self.problems))
         order = sorted(self.records, key=lambda key: (_GROUP_ORDER[key[0]], key[1]))
         return MergedRecords(
-            records=tuple(self.records[key][1] for key in order),
+            records=tuple(self.records[key] for key in order),
             read=self.read,
             duplicates=self.duplicates,
         )
@@ -224,7 +165,7 @@ def merge_records(records: Iterable[Any], *, verify_digests: bool = False) -> Me
         RecordSetError: listing every invalid record and every clash.
     """
     merger = _Merger()
-    for i, record in enumerate(records):
+    for i, record in enumerate(_arguments.records(records)):
         merger.read += 1
         value = as_json(record)
         place = _Place(f"records[{i}]")
@@ -252,6 +193,8 @@ def write_records(
             case; :func:`~kernelindex_sdk.documents.check_json_lines_target`), for a path
             naming a folder, socket or block device, or one that cannot be written.
     """
+    path = _arguments.path(path)
+    records = _arguments.records(records)
     if str(path) == STDIN:
         with JSONLinesWriter(STDIN, stream=stream) as out:
             for record in records:

@@ -9,14 +9,17 @@ the first one seen. See docs/compare.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
+from ._analysis.compare_render import noise_legend
 from ._analysis.runs import Run, RunSet, Stat, run_set, short_digest
 from ._analysis.tables import markdown_table, spread, text_table
+from ._base import arguments as _arguments
+from ._base.display import markdown_text, printable, short_repr
 from .compare import environment_label
 from .errors import ArgumentError, InputError
 
@@ -28,6 +31,7 @@ __all__ = [
     "render",
     "summary_text",
     "table_rows",
+    "x_key",
 ]
 
 FORMATS: Final = ("text", "markdown")
@@ -47,8 +51,10 @@ class Family:
         environment: The GPU (``hardware.product``) or a short environment digest.
         protocol_digest: The protocol the runs followed.
         implementations: Implementation names, in the order first seen.
-        points: ``(x value, implementation) -> run`` (the latest run where several).
-        bytes_moved: ``x value -> bytesMoved`` where the workload declares it.
+        points: ``(x_key(x value), implementation) -> run`` (the latest run where
+            several); :meth:`run` and :meth:`stat` take the x value itself.
+        bytes_moved: ``x_key(x value) -> bytesMoved`` where the workload declares it
+            (:meth:`moved` takes the x value).
     """
 
     operation: str
@@ -67,7 +73,10 @@ class Family:
     @property
     def x_values(self) -> list[Any]:
         """The swept values, sorted (numbers numerically, others as text)."""
-        return _sorted_values({x for x, _ in self.points})
+        values: dict[tuple[bool, Any], Any] = {}
+        for key, _ in self.points:
+            values.setdefault(key, key[1])
+        return _sorted_values(values.values())
 
     @property
     def title(self) -> str:
@@ -77,10 +86,25 @@ class Family:
             p for p in (f"{self.operation} {self.pass_}", fixed, self.environment) if p
         )
 
+    def run(self, x: Any, implementation: str) -> Run | None:
+        """The run of one point, or None when it did not run."""
+        return self.points.get((x_key(x), implementation))
+
     def stat(self, x: Any, implementation: str) -> Stat | None:
         """The value of one point, or None when it did not run or failed."""
-        run = self.points.get((x, implementation))
+        run = self.run(x, implementation)
         return None if run is None else run.value
+
+    def moved(self, x: Any) -> int | None:
+        """The bytesMoved of the workload at ``x``, where declared."""
+        return self.bytes_moved.get(x_key(x))
+
+
+def x_key(value: Any) -> tuple[bool, Any]:
+    """A parameter value as a key that keeps JSON's types apart: Python calls ``True``
+    equal to ``1`` (and ``False`` to ``0``), which would merge two rows and lose runs;
+    ``1`` and ``1.0`` are one JSON number and stay one key."""
+    return (isinstance(value, bool), value)
 
 
 def _sorted_values(values: Iterable[Any]) -> list[Any]:
@@ -145,6 +169,8 @@ def families(records: Iterable[Any] | RunSet, *, x: str | None = None) -> list[F
         SchemaValidationError: when a record given as a model or JSON value is invalid.
     """
     runs = run_set(records)
+    if x is not None and not isinstance(x, str):
+        raise ArgumentError(argument="x", reason=f"expected a parameter name, got {short_repr(x)}")
     groups: dict[tuple[Any, ...], list[Run]] = {}
     for run in _with_memory(runs.runs):
         w = run.workload
@@ -173,22 +199,27 @@ def _with_memory(runs: list[Run]) -> Iterator[Run]:
 
 def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:
     by_fixed: dict[tuple[tuple[str, Any], ...], list[Run]] = {}
+    fixed_of: dict[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]] = {}
     for run in members:
         params = () if run.workload is None else run.workload.parameters
         fixed = tuple((k, v) for k, v in params if k != swept)
-        by_fixed.setdefault(fixed, []).append(run)
+        # Keyed with JSON's types apart: flag=true and flag=1 are two families.
+        key = tuple((k, x_key(v)) for k, v in fixed)
+        fixed_of.setdefault(key, fixed)
+        by_fixed.setdefault(key, []).append(run)
     out = []
-    for fixed, group in by_fixed.items():
+    for key, group in by_fixed.items():
+        fixed = fixed_of[key]
         names = _names(group)
         points: dict[tuple[Any, str], Run] = {}
         moved: dict[Any, int] = {}
         for run in group:
             xv = None if swept is None or run.workload is None else run.workload.parameter(swept)
-            point = (xv, names[run.implementation_key])
+            point = (x_key(xv), names[run.implementation_key])
             if point not in points or points[point].observed_at < run.observed_at:
                 points[point] = run
             if run.workload is not None and run.workload.bytes_moved is not None:
-                moved[xv] = run.workload.bytes_moved
+                moved[x_key(xv)] = run.workload.bytes_moved
         first = group[0]
         unit = next((r.value.unit for r in group if r.value is not None), "ns")
         out.append(
@@ -213,13 +244,16 @@ def _split(members: list[Run], swept: str | None, runs: RunSet) -> list[Family]:
 
 
 def _cell(family: Family, x: Any, name: str) -> str:
-    run = family.points.get((x, name))
+    run = family.run(x, name)
     if run is None:
         return "-"
     if run.status == "failed":
         return "failed"
     v = run.value
-    return "no value" if v is None else spread(v.median, v.p20, v.p80, v.unit)
+    if v is None:
+        return "no value"
+    cell = spread(v.median, v.p20, v.p80, v.unit)
+    return f"{cell} noisy" if run.noisy else cell
 
 
 def _relative(family: Family, x: Any, name: str) -> str:
@@ -235,15 +269,23 @@ def _relative(family: Family, x: Any, name: str) -> str:
     return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.3g}x"
 
 
-def table_rows(family: Family) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of a family's table."""
+def table_rows(
+    family: Family, esc: Callable[[str], str] = printable
+) -> tuple[list[str], list[list[str]]]:
+    """The header and rows of a family's table, record text passed through ``esc``
+    (printable for text; :func:`~kernelindex_sdk._base.display.markdown_text` for Markdown).
+
+    Raises:
+        ArgumentError: when ``family`` is not a Family.
+    """
+    _arguments.instance(family, Family, "family")
     first, others = family.implementations[0], family.implementations[1:]
     word = "speedup" if family.unit == "ns" else family.metric
-    header = [family.x or "point", *family.implementations]
-    header += [f"{word} {name} vs {first}" for name in others]
+    header = [esc(family.x or "point"), *map(esc, family.implementations)]
+    header += [esc(f"{word} {name} vs {first}") for name in others]
     rows = []
     for x in family.x_values:
-        row = ["-" if x is None else str(x)]
+        row = [esc("-" if x is None else str(x))]
         row += [_cell(family, x, name) for name in family.implementations]
         row += [_relative(family, x, name) for name in others]
         rows.append(row)
@@ -253,17 +295,24 @@ def table_rows(family: Family) -> tuple[list[str], list[list[str]]]:
 def render(found: list[Family], fmt: str = "text") -> str:
     """Every family as a titled table, text or Markdown, ending with a newline.
 
+    Every string a record gave (names, parameters, GPU) is escaped for the format: no
+    record can start a line, a heading or a table row of its own.
+
     Raises:
         ArgumentError: for an unknown format (it is a ValueError too).
     """
     if fmt not in FORMATS:
         raise ArgumentError(
-            argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
+            argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}"
         )
+    _families(found)
+    esc = markdown_text if fmt == "markdown" else printable
     parts = []
+    noisy = False
     for family in found:
-        header, rows = table_rows(family)
-        title = f"{family.title} · {family.metric}"
+        header, rows = table_rows(family, esc)
+        noisy = noisy or any(run.noisy for run in family.points.values())
+        title = esc(f"{family.title} · {family.metric}")
         if fmt == "markdown":
             parts.append(f"### {title}\n\n{markdown_table(header, rows)}")
         else:
@@ -274,8 +323,19 @@ def render(found: list[Family], fmt: str = "text") -> str:
         "medians with p20-p80; speedup = first implementation's median / this one's"
         " (above 1 is faster); for memory, this one's / the first's"
     )
+    if noisy:
+        note = f"{note}; {noise_legend()}"
     parts.append(f"_{note}_" if fmt == "markdown" else note)
     return "\n\n".join(parts) + "\n"
+
+
+def _families(found: Any) -> None:
+    """ArgumentError unless ``found`` is a list of Family (what :func:`families` returns)."""
+    if not isinstance(found, list) or not all(isinstance(f, Family) for f in found):
+        raise ArgumentError(
+            argument="found",
+            reason=f"expected a list of Family (from families()), got {short_repr(found)}",
+        )
 
 
 def summary_text(records: Iterable[Any] | RunSet, *, x: str | None = None) -> str:
@@ -297,6 +357,8 @@ def plot(found: list[Family], path: str | Path) -> None:
         MissingDependencyError: when matplotlib (the ``[plot]`` extra) is not installed.
         InputError: when the suffix is not .png or .svg, or the file cannot be written.
     """
+    _families(found)
+    _arguments.path(path)
     from ._analysis import plot as _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
 
     _plot.save(_plot.figure(found), path)

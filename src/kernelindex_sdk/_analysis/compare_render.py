@@ -5,14 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
+from .._base.display import csv_cell, markdown_text, printable
+from .._base.noise import NOISY_SPREAD
 from ..errors import ArgumentError
 from .runs import Run, without_collection
 from .tables import markdown_table, spread, text_table
 
-__all__ = ["FORMATS", "pairs_as_json", "render"]
+__all__ = ["FORMATS", "noise_legend", "pairs_as_json", "render"]
 
 FORMATS: Final = ("text", "markdown", "json", "csv")
 _HEADER: Final = ("workload", "base", "new", "BASE median (p20-p80)", "NEW median (p20-p80)")
@@ -36,6 +38,8 @@ class Pair(Protocol):
     def notes(self) -> tuple[str, ...]: ...
     @property
     def reason(self) -> str | None: ...
+    @property
+    def problem(self) -> str | None: ...
     @property
     def run(self) -> Run: ...
 
@@ -74,15 +78,25 @@ def render(comparison: Comparison, fmt: str = "text") -> str:
     )
 
 
-def _side_cell(run: Run | None) -> str:
+def noise_legend() -> str:
+    """The line that says what ``noisy`` beside a median means (one rule: ``_noise``)."""
+    return (
+        f"noisy = p80/p20 above {NOISY_SPREAD:g}: the middle 60% of the samples span more"
+        f" than {(NOISY_SPREAD - 1) * 100:g}%, so a change within that spread cannot be"
+        " told from noise"
+    )
+
+
+def _side_cell(run: Run | None, esc: Callable[[str], str], noisy: bool = False) -> str:
     if run is None:
         return "-"
     if run.status == "failed":
-        return f"failed ({run.failure})" if run.failure else "failed"
+        return f"failed ({esc(run.failure)})" if run.failure else "failed"
     v = run.value
     if v is None:
         return "no value"
-    return spread(v.median, v.p20, v.p80, v.unit)
+    cell = spread(v.median, v.p20, v.p80, v.unit)
+    return f"{cell} noisy" if noisy else cell
 
 
 def _delta(pair: Pair) -> tuple[str, str]:
@@ -94,19 +108,33 @@ def _delta(pair: Pair) -> tuple[str, str]:
     return ratio, f"{(pair.ratio - 1) * 100:+.1f}%"
 
 
+def _same(text: str) -> str:
+    return text
+
+
 def _table(c: Comparison, *, markdown: bool) -> str:
+    # Record text (labels, names, failures, notes) escaped for the format; the text
+    # table makes each cell printable itself, lines outside it are made so here.
+    esc = markdown_text if markdown else _same
     header = [*_HEADER, "NEW/BASE", "delta", "notes"]
     rows = []
+    noisy = False
     for pair in c.pairs:
         b, n = pair.base, pair.new
         if b is None or n is None:  # pragma: no cover - pairs have both sides
             continue
+        b_noisy, n_noisy = b.noisy, n.noisy
+        noisy = noisy or b_noisy or n_noisy
         ratio, delta = _delta(pair)
-        cells = [c.label(b), b.implementation, n.implementation, _side_cell(b), _side_cell(n)]
-        rows.append([*cells, ratio, delta, "; ".join(pair.notes)])
+        cells = [c.label(b), b.implementation, n.implementation]
+        notes = "; ".join(pair.notes)
+        if markdown:
+            cells, notes = [esc(cell) for cell in cells], esc(notes)
+        cells += [_side_cell(b, esc, b_noisy), _side_cell(n, esc, n_noisy)]
+        rows.append([*cells, ratio, delta, notes])
     geomeans = c.geomeans()
     for metric, mean in geomeans.items():
-        name = "geomean" if len(geomeans) == 1 else f"geomean ({metric})"
+        name = "geomean" if len(geomeans) == 1 else f"geomean ({esc(metric)})"
         rows.append([name, "", "", "", "", f"{mean:.3f}", f"{(mean - 1) * 100:+.1f}%", ""])
     rule = (
         f"NEW/BASE = NEW median / BASE median; a delta is shown only when it exceeds"
@@ -116,26 +144,33 @@ def _table(c: Comparison, *, markdown: bool) -> str:
     if markdown:
         out += [f"**{len(c.pairs)} pair(s)**, {len(c.unpaired)} not paired. {rule}.", ""]
         out.append(markdown_table(header, rows) if rows else "_no pairs_")
+        if noisy:
+            out += ["", f"_{noise_legend()}_"]
     else:
         out.append(text_table(header, rows) if rows else "no pairs")
         out.append(f"\n{rule}")
+        if noisy:
+            out.append(noise_legend())
     if c.unpaired:
         out.append("")
         out.append(f"{'**Not paired**' if markdown else 'not paired'} ({len(c.unpaired)}):")
         if markdown:
             out.append("")
         for pair in c.unpaired:
-            out.append(("- " if markdown else "  ") + _unpaired_line(c, pair, markdown=markdown))
+            line = _unpaired_line(c, pair, markdown=markdown)
+            out.append(("- " if markdown else "  ") + (line if markdown else printable(line)))
     return "\n".join(out) + "\n"
 
 
 def _unpaired_line(c: Comparison, pair: Pair, *, markdown: bool) -> str:
+    esc = markdown_text if markdown else _same
     run, side = pair.run, "BASE" if pair.base is not None else "NEW"
     status = "" if run.status != "failed" else " (failed)"
     name = f"`{run.name}`" if markdown else run.name
-    notes = "".join(f"; {n}" for n in pair.notes)
-    what = f"{c.label(run)} · {run.implementation}{status}"
-    return f"only in {side}: {what} ({name}): {pair.reason}{notes}"
+    notes = "".join(f"; {esc(n)}" for n in pair.notes)
+    what = f"{esc(c.label(run))} · {esc(run.implementation)}{status}"
+    reason = esc(pair.reason or "")
+    return f"only in {side}: {what} ({name}): {reason}{notes}"
 
 
 def _side_json(run: Run | None) -> dict[str, Any] | None:
@@ -156,6 +191,7 @@ def _side_json(run: Run | None) -> dict[str, Any] | None:
         "median": None if v is None else v.median,
         "p20": None if v is None else v.p20,
         "p80": None if v is None else v.p80,
+        "noisy": run.noisy,
     }
 
 
@@ -180,6 +216,7 @@ def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
                 "significant": pair.significant,
                 "notes": list(pair.notes),
                 "unpaired": pair.reason,
+                "problem": pair.problem,
             }
         )
     return out
@@ -206,6 +243,9 @@ _CSV_COLUMNS: Final = (
     "notes",
     "unpaired",
     "workload_digest",
+    "problem",
+    "base_noisy",
+    "new_noisy",
 )
 
 
@@ -221,18 +261,20 @@ def _csv(c: Comparison) -> str:
                 [s.get("run"), s.get("provider"), s.get("status")]
                 + [s.get(k) for k in ("median", "p20", "p80")]
             )
-        writer.writerow(
-            [
-                row["workload"],
-                row["metric"],
-                row["unit"],
-                *sides[0],
-                *sides[1],
-                row["ratio"],
-                row["significant"],
-                "; ".join(row["notes"]),
-                row["unpaired"],
-                row["workloadDigest"],
-            ]
-        )
+        cells = [
+            row["workload"],
+            row["metric"],
+            row["unit"],
+            *sides[0],
+            *sides[1],
+            row["ratio"],
+            row["significant"],
+            "; ".join(row["notes"]),
+            row["unpaired"],
+            row["workloadDigest"],
+            row["problem"],
+            *((row[side] or {}).get("noisy") for side in ("base", "new")),
+        ]
+        # Every string a record gave is shown as text, never run as a formula.
+        writer.writerow([csv_cell(cell) for cell in cells])
     return buffer.getvalue()

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from .._base.display import printable
 from ..errors import InputError, MissingDependencyError
 from .runs import Stat
 from .tables import time_unit
@@ -48,6 +49,7 @@ class Family(Protocol):
     @property
     def x_values(self) -> list[Any]: ...
     def stat(self, x: Any, implementation: str) -> Stat | None: ...
+    def moved(self, x: Any) -> int | None: ...
 
 
 SUFFIXES: Final = (".png", ".svg")
@@ -96,6 +98,7 @@ def figure(found: Sequence[Family]) -> Any:
     )
     axes = fig.subplots(len(rows), columns, squeeze=False)
     fig.suptitle("median per implementation, p20-p80 band shaded", fontsize=10)
+    colours = _colours(found)
     for r, panels in enumerate(rows):
         for c in range(columns):
             ax = axes[r][c]
@@ -103,8 +106,23 @@ def figure(found: Sequence[Family]) -> Any:
                 ax.set_visible(False)
                 continue
             kind, family = panels[c]
-            _panel(ax, kind, family, ticker)
+            _panel(ax, kind, family, ticker, colours)
     return fig
+
+
+def _colours(found: Sequence[Family]) -> dict[str, str]:
+    """One colour per implementation across the figure, in the order first seen (Liger is
+    the same colour in every panel), from matplotlib's default cycle."""
+    cycle = importlib.import_module("matplotlib").rcParams["axes.prop_cycle"].by_key()["color"]
+    names = dict.fromkeys(name for f in found for name in f.implementations)
+    return {name: cycle[i % len(cycle)] for i, name in enumerate(names)}
+
+
+def _text(text: str) -> str:
+    """Record text for a title, label or legend: one line, and shown as written (a ``$``
+    would start matplotlib's mathtext, and a legend hides labels starting with ``_``)."""
+    shown = printable(text).replace("$", r"\$")
+    return f" {shown}" if shown.startswith("_") else shown
 
 
 def _x_positions(family: Family) -> tuple[list[Any], list[float], bool]:
@@ -116,7 +134,7 @@ def _x_positions(family: Family) -> tuple[list[Any], list[float], bool]:
     return values, [float(i) for i in range(len(values))], False
 
 
-def _panel(ax: Any, kind: str, family: Family, ticker: Any) -> None:
+def _panel(ax: Any, kind: str, family: Family, ticker: Any, colours: dict[str, str]) -> None:
     values, positions, numeric = _x_positions(family)
     scale_name, scale = "", 1.0
     if kind == "latency":
@@ -129,18 +147,19 @@ def _panel(ax: Any, kind: str, family: Family, ticker: Any) -> None:
         xs, ys, lows, highs = _series(kind, family, name, values, positions, scale)
         if not xs:
             continue
-        (line,) = ax.plot(xs, ys, marker="o", markersize=4, label=name)
-        ax.fill_between(xs, lows, highs, color=line.get_color(), alpha=0.2, linewidth=0)
+        colour = colours[name]
+        ax.plot(xs, ys, marker="o", markersize=4, label=_text(name), color=colour)
+        ax.fill_between(xs, lows, highs, color=colour, alpha=0.2, linewidth=0)
         all_y += ys
     ylabel = {
         "latency": f"latency ({scale_name})",
         "bandwidth": "achieved bandwidth (GB/s)",
         "memory": f"peak memory ({family.unit})",
     }.get(kind, f"{family.metric} ({family.unit})")
-    ax.set_ylabel(ylabel)
-    ax.set_xlabel(family.x or "point")
-    fixed = " ".join(f"{k}={v}" for k, v in family.fixed)
-    head = f"{family.operation} {family.pass_} · {family.environment} · {kind}"
+    ax.set_ylabel(_text(ylabel))
+    ax.set_xlabel(_text(family.x or "point"))
+    fixed = _text(" ".join(f"{k}={v}" for k, v in family.fixed))
+    head = _text(f"{family.operation} {family.pass_} · {family.environment} · {kind}")
     ax.set_title(f"{head}\n{fixed}" if fixed else head, fontsize=9)
     doubling = len(values) > 2 and all(_power_of_two(v) for v in values)
     if numeric and (doubling or _log_span(positions)):
@@ -151,7 +170,7 @@ def _panel(ax: Any, kind: str, family: Family, ticker: Any) -> None:
         ax.xaxis.set_major_formatter(ticker.FixedFormatter([str(v) for v in values]))
         ax.xaxis.set_minor_locator(ticker.NullLocator())
     else:
-        ax.set_xticks(positions, [str(v) for v in values])
+        ax.set_xticks(positions, [_text(str(v)) for v in values])
     log_x = numeric and (doubling or _log_span(positions))
     # Beside a log x, a y that grows with it reads as a line on log axes (4x and up).
     if _log_span(all_y) or (log_x and _log_span(all_y, 4.0)):
@@ -177,11 +196,14 @@ def _series(
         if stat is None or stat.median <= 0:
             continue
         if kind == "bandwidth":
-            moved = family.bytes_moved.get(value)
+            moved = family.moved(value)
             if moved is None:
                 continue
-            # Bytes per nanosecond is GB/s; the slower end of the band is p80.
-            y, low, high = moved / stat.median, moved / stat.high, moved / stat.low
+            # Bytes per nanosecond is GB/s; the slower end of the band is p80. A p20 or
+            # p80 of 0 ns gives no bound: the band ends at the median there.
+            y = moved / stat.median
+            low = moved / stat.high if stat.high > 0 else y
+            high = moved / stat.low if stat.low > 0 else y
         else:
             y, low, high = stat.median / scale, stat.low / scale, stat.high / scale
         xs.append(pos)

@@ -16,10 +16,14 @@ from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 import attrs
 
 from .. import documents, validation
+from .._base import arguments as _arguments
+from .._base.display import display_path
+from .._base.noise import is_noisy
 from .._base.units import NS_PER as _NS_PER
 from .._json import text as _jsontext
 from .._json.converter import as_json
-from ..errors import FileProblem, SchemaValidationError
+from ..errors import FileProblem, Problem, SchemaValidationError
+from ..validation import InputRules
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
@@ -126,6 +130,13 @@ class Run(NamedTuple):
     def metric(self) -> str:
         """The metric of :attr:`value`; ``latency`` for a failed run."""
         return "latency" if self.value is None else self.value.metric
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the run's latency is noisy by the one rule (``_noise.is_noisy``: its
+        p80 / p20 above 1.10), read from its p20 and p80 as any record carries them."""
+        v = self.value
+        return v is not None and v.metric == "latency" and is_noisy(v.p20, v.p80)
 
 
 @attrs.define
@@ -330,6 +341,7 @@ def load_runs(
 
     Raises:
         InputError: when a path does not exist or cannot be read.
+        ArgumentError: when ``paths`` is not a list of paths (a single str, say).
     """
     result = RunSet()
     _load(result, paths, stdin, verify_digests, on_notice)
@@ -345,25 +357,32 @@ def _load(
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
     reader = validation.BundleReader()
+    # One input, one namespace: what validate refuses across records is refused here too.
+    rules = InputRules()
     for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
         # The quick reader does not recompute digests: verifying takes the full path.
-        quick = None if verify_digests else reader.read(document.text)
-        if quick is not None:
-            # A valid bundle, read without the full check (see _bundle_reader).
-            result.add(quick, f"{document.source}:{document.line}")
-            continue
-        # Parsed text carries its scan: the value is checked as JSON once, not twice.
-        parsed = _jsontext.parse_document(document.text)
-        value = parsed.value
-        problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
-        if not problems and not _is_run(value):
-            # A valid protocol or environment document: nothing to compare, not an error.
-            continue
+        value = None if verify_digests else reader.read(document.text)
+        problems: list[Problem] = []
+        text: str | bytes | None = document.text
+        if value is None:
+            # Parsed text carries its scan: the value is checked as JSON once, not twice.
+            parsed = _jsontext.parse_document(document.text)
+            value, text = parsed.value, parsed.text
+            problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
+        source = f"{document.source}:{document.line}"
+        if not problems:
+            # Places as validate names them: file:line in JSON Lines, the file otherwise.
+            where = display_path(source if document.json_lines else document.source)
+            clashes = rules.admit(value, where).problems
+            if clashes:
+                problems = list(_jsontext.located(clashes, text))
         if problems:
             result.invalid += 1
             result.problems.extend(FileProblem.in_document(document, p) for p in problems)
             continue
-        result.add(value, f"{document.source}:{document.line}")
+        if _is_run(value):
+            # A valid protocol or environment document: nothing to compare, not an error.
+            result.add(value, source)
 
 
 def _is_run(value: dict[str, Any]) -> bool:
@@ -382,15 +401,21 @@ def run_set(records: Iterable[Any] | RunSet, *, validated: bool = False) -> RunS
 
     Raises:
         SchemaValidationError: when a record is invalid (its position is the source).
+        ArgumentError: when ``records`` is not an iterable of records (one record, a str).
     """
     if isinstance(records, RunSet):
         return records
+    records = _arguments.records(records)
     result = RunSet()
+    rules = InputRules()
     for index, record in enumerate(records):
         value = as_json(record)
+        where = f"record {index}"
         problems = [] if validated else validation.validate(value)
+        if not problems:
+            problems = list(rules.admit(value, where).problems)
         if problems:
-            raise SchemaValidationError(problems=problems, source=f"record {index}")
+            raise SchemaValidationError(problems=problems, source=where)
         if _is_run(value):
             result.add(value, f"record {index}")
     return result

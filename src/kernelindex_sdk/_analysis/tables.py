@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from .._base.display import printable, printable_all
 from .._base.units import TIME_UNITS
 
 __all__ = ["markdown_table", "quantity", "spread", "text_table", "time_unit"]
@@ -50,16 +51,25 @@ def spread(median: float, low: float | None, high: float | None, unit: str) -> s
 
 
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Columns padded to their widest cell, two spaces apart; numbers stay left-aligned."""
+    """Columns padded to their widest cell, two spaces apart; numbers stay left-aligned.
+
+    Every cell is made :func:`~kernelindex_sdk._base.display.printable`: a newline in a
+    record's text cannot start a row of its own.
+    """
+    if not printable_all([*header, *(c for row in rows for c in row)]):
+        header = [printable(c) for c in header]
+        rows = [[printable(c) for c in row] for row in rows]
     widths = [max(map(len, column)) for column in zip(header, *rows, strict=True)]
     pattern = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join(pattern.format(*r).rstrip() for r in [header, *rows])
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured Markdown table; pipes inside cells are escaped."""
+    """A GitHub-flavoured Markdown table of cells written as given: a cell holding
+    record text must come through :func:`~kernelindex_sdk._base.display.markdown_text`
+    (which escapes its pipes and controls too)."""
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(cells) + " |"
 
     return "\n".join([line(header), line(["---"] * len(header)), *map(line, rows)])

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import InputError
+from . import arguments as _arguments
 from .files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
@@ -128,10 +129,12 @@ def schema_files_for(kind: str | None = None) -> list[str]:
 
     Raises:
         InputError: for an unknown kind.
+        ArgumentError: when ``kind`` is not a str or None.
     """
     schemas = load_schemas()
     if kind is None:
         return sorted(schemas)
+    _arguments.instance(kind, str, "kind")
     needed = [_file_of(kind)]
     for name in needed:
         needed.extend(ref for ref in sorted(set(_refs(schemas[name]))) if ref not in needed)
@@ -183,7 +186,9 @@ def export_schemas(out: str | Path, kind: str | None = None) -> list[Path]:
             (``out`` is the package's own schema folder, or links to its files).
         InputError: for an empty path, when the folder or a file cannot be written, or
             for an unknown kind.
+        ArgumentError: when ``out`` is not a path or ``kind`` not a str or None.
     """
+    out = _arguments.path(out, "out")
     if not str(out):
         # Path("") is the current folder: an empty option is a mistake, not a choice.
         raise InputError(source="''", reason="expected a folder path, got an empty path")

@@ -54,6 +54,8 @@ def parse_observed_at(text: str) -> datetime:
     Raises:
         TimestampError: for any other form, or a date that does not exist.
     """
+    if not isinstance(text, str):
+        raise TimestampError(value=repr(text), reason=f"expected a str like {_EXAMPLE!r}")
     if len(text) != len(_EXAMPLE) or text[19] != "." or not text.isascii():
         raise TimestampError(value=repr(text), reason=f"expected a UTC timestamp like {_EXAMPLE!r}")
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .. import compare
+from .._base.display import printable
 from ..compare import RunSet, load_runs
 from ._common import EXIT_INVALID, EXIT_OK, Streams, notice, silence_stdout
 
@@ -39,16 +40,25 @@ def verdict(args: argparse.Namespace, io: Streams, result: compare.Comparison, i
     if invalid:
         print(f"kernelindex: {invalid} invalid record(s) left out", file=io.stderr)
         status = EXIT_INVALID
-    if args.fail_on_regression is not None:
-        slower = result.regressions(args.fail_on_regression)
-        for pair in slower:
-            if pair.base is not None and pair.new is not None and pair.ratio is not None:
-                who = f"{pair.base.implementation} -> {pair.new.implementation}"
-                print(
-                    f"regression: {result.label(pair.base)} · {who}: NEW/BASE"
-                    f" {pair.ratio:.3f}, more than {args.fail_on_regression:g}% slower",
-                    file=io.stderr,
-                )
-        if slower:
-            status = EXIT_INVALID
+    if args.fail_on_regression is not None and not _gate(result, args.fail_on_regression, io):
+        status = EXIT_INVALID
     return status
+
+
+def _gate(result: compare.Comparison, percent: float, io: Streams) -> bool:
+    """Name each regression and each pair the gate cannot judge; whether the gate passed."""
+    slower = result.regressions(percent)
+    for pair in slower:
+        if pair.base is not None and pair.new is not None and pair.ratio is not None:
+            who = f"{pair.base.implementation} -> {pair.new.implementation}"
+            what = printable(f"{result.label(pair.base)} · {who}")
+            print(
+                f"regression: {what}: NEW/BASE {pair.ratio:.3f}, more than {percent:g}% slower",
+                file=io.stderr,
+            )
+    unjudged = result.problems
+    for pair in unjudged:
+        base, new = pair.run, pair.new or pair.run
+        what = printable(f"{result.label(base)} · {base.implementation} -> {new.implementation}")
+        print(f"cannot judge: {what}: {printable(pair.problem or '')}", file=io.stderr)
+    return not slower and not unjudged

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .. import compare, report
+from .. import compare, documents, report
 from .._analysis import plot as _plot
 from .._base.files import check_output_file, refuse_overwriting_inputs
 from ..errors import MissingDependencyError
@@ -32,6 +32,13 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
     if history.wants_branch(args):
         # compare --history BRANCH NEW: the base comes from the store (_cli/history.py).
         return history.compare_with_branch(args, io)
+    if args.base == documents.STDIN and args.new == documents.STDIN:
+        # Standard input reads once: NEW would be an empty document, not a second input.
+        print(
+            "kernelindex: compare: BASE and NEW cannot both be '-' (stdin is read once)",
+            file=io.stderr,
+        )
+        return EXIT_USAGE
     refuse_overwriting_inputs(stdout_fd(io), [args.base, args.new])
     base = _load([args.base], io, args.verify_digests)
     new = _load([args.new], io, args.verify_digests)

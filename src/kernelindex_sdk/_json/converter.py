@@ -18,7 +18,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from .._base.display import short_repr
 from .._base.schemas import SAFE_INT
 from .._base.timestamps import format_observed_at, parse_observed_at
-from ..errors import CanonicalizationError
+from ..errors import ArgumentError, CanonicalizationError
 from ..models import Scalar
 
 __all__ = ["as_json", "configure_converter", "default_converter", "make_converter", "wire_names"]
@@ -87,7 +87,15 @@ def configure_converter(converter: cattrs.Converter) -> None:
       constants in the models, are always written, and are checked on load.
     - ``observedAt`` is an aware ``datetime``, written in the published UTC form; the
       models hold it in UTC, truncated to milliseconds, as the wire does.
+
+    Raises:
+        ArgumentError: when ``converter`` is not a cattrs Converter.
     """
+    if not isinstance(converter, cattrs.Converter):
+        raise ArgumentError(
+            argument="converter",
+            reason=f"expected a cattrs.Converter, got a {type(converter).__name__}",
+        )
     converter.register_structure_hook(str, _exact(str, "a string"))
     converter.register_structure_hook(int, _exact(int, "an integer"))
     converter.register_structure_hook(bool, _exact(bool, "a boolean"))
@@ -135,6 +143,24 @@ def configure_converter(converter: cattrs.Converter) -> None:
     converter.register_structure_hook_factory(attrs.has, structure_attrs)
     converter.register_unstructure_hook_factory(attrs.has, unstructure_attrs)
 
+    def unstructure_list(tp: Any) -> Callable[[Any], Any]:
+        # A set (or a generator, a str) where the schema has an array would be written
+        # in an order that changes from one process to the next: a list or tuple only.
+        items = converter.gen_unstructure_iterable(tp)
+
+        def unstructure(value: Any) -> Any:
+            if not isinstance(value, (list, tuple)):
+                raise TypeError(f"expected a list, got a {type(value).__name__}")
+            return items(value)
+
+        return unstructure
+
+    converter.register_unstructure_hook_factory(_is_list, unstructure_list)
+
+
+def _is_list(tp: Any) -> bool:
+    return get_origin(tp) is list
+
 
 def make_converter() -> cattrs.Converter:
     """Return a new converter configured by :func:`configure_converter`."""
@@ -164,5 +190,12 @@ def as_json(value: Any) -> Any:
             # Only a model built by hand can nest this deep; refuse it as any writer does.
             raise CanonicalizationError(
                 pointer="", reason="the model nests too deep to convert"
+            ) from None
+        except (AttributeError, TypeError, ValueError, KeyError) as err:
+            # A model built by hand with a field of another type (parameters=None, a run
+            # of None): cattrs meets it deep inside; say so at the boundary.
+            raise ArgumentError(
+                argument=type(value).__name__,
+                reason=f"a field holds a value of the wrong type ({type(err).__name__}: {err})",
             ) from None
     return value

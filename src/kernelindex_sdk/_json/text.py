@@ -220,7 +220,7 @@ def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:
     return Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)
 
 
-def located(problems: Iterable[Problem], text: str | SourceMap | None) -> Iterator[Problem]:
+def located(problems: Iterable[Problem], text: str | bytes | SourceMap | None) -> Iterator[Problem]:
     """Each problem with the line and column of its pointer in ``text``.
 
     The one place that says where in a text a problem's pointer is. A problem that has a
@@ -229,12 +229,14 @@ def located(problems: Iterable[Problem], text: str | SourceMap | None) -> Iterat
 
     Args:
         problems: Problems whose pointers point into ``text``.
-        text: The JSON text, or its :class:`SourceMap` to share one between calls;
-            ``None`` yields the problems unchanged.
+        text: The JSON text (bytes are read as UTF-8), or its :class:`SourceMap` to
+            share one between calls; ``None`` yields the problems unchanged.
     """
     if text is None:
         yield from problems
         return
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
     source_map = text if isinstance(text, SourceMap) else SourceMap(text)
     for problem in problems:
         where = None

@@ -20,14 +20,17 @@ from .._json.converter import as_json
 from ..errors import Problem, SchemaValidationError
 from . import _messages, _quick_checks, _registry, _semantic
 from ._bundle_reader import BundleReader
+from ._input_rules import Admission, InputRules
 from ._kinds import SUPPORTED_KINDS, detect_kind
 from ._registry import registry
 from ._semantic import DigestComparison
 
 __all__ = [
     "SUPPORTED_KINDS",
+    "Admission",
     "BundleReader",
     "DigestComparison",
+    "InputRules",
     "check",
     "compare_digests",
     "detect_kind",

@@ -1,0 +1,81 @@
+"""Checks of what a public function was given, before it is used.
+
+A str is iterable, so ``load_runs("r.jsonl")`` would read the paths "r", ".", "j"...;
+a dict is iterable too, and a single record given for a list of them would be read as
+its keys. Each public entry point checks its arguments with these and raises
+:class:`~kernelindex_sdk.errors.ArgumentError`, never an AttributeError or TypeError
+from deep inside.
+"""
+
+from __future__ import annotations
+
+import os
+import reprlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+
+from ..errors import ArgumentError
+
+__all__ = ["instance", "path", "paths", "records"]
+
+T = TypeVar("T")
+# Below _messages (which needs the schemas, whose functions these checks guard).
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, cut to about 60 characters."""
+    return _REPR.repr(value)
+
+
+def _kind(value: Any) -> str:
+    return f"a {type(value).__name__} {short_repr(value)}"
+
+
+def path(value: Any, argument: str = "path") -> str | Path:
+    """``value`` when it is one path (a str or an os.PathLike giving a str)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+        return Path(value)
+    raise ArgumentError(
+        argument=argument, reason=f"expected a path (str or Path), got {_kind(value)}"
+    )
+
+
+def paths(value: Any, argument: str = "paths") -> list[str | Path]:
+    """``value`` as a list of paths; a single path is refused (a str would be read as
+    its letters)."""
+    if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, Iterable):
+        raise ArgumentError(
+            argument=argument,
+            reason=f"expected a list of paths, got {_kind(value)}",
+        )
+    return [path(p, f"{argument}[{i}]") for i, p in enumerate(value)]
+
+
+def records(value: Any, argument: str = "records") -> Iterable[Any]:
+    """``value`` when it is an iterable of records (not one record, a str or a mapping)."""
+    if (
+        isinstance(value, (str, bytes, dict))
+        or attrs.has(type(value))
+        or not isinstance(value, Iterable)
+    ):
+        raise ArgumentError(
+            argument=argument,
+            reason=f"expected an iterable of records (a list of one for one), got {_kind(value)}",
+        )
+    return value
+
+
+def instance(value: Any, cls: type[T], argument: str) -> T:
+    """``value`` when it is a ``cls``."""
+    if not isinstance(value, cls):
+        raise ArgumentError(
+            argument=argument, reason=f"expected a {cls.__name__}, got {_kind(value)}"
+        )
+    return value

@@ -47,7 +47,7 @@ def _marked_rows(family: Family) -> tuple[list[str], list[list[str]], bool]:
     marked = False
     for x, row in zip(family.x_values, rows, strict=True):
         for column, name in enumerate(family.implementations, start=1):
-            run = family.points.get((x, name))
+            run = family.run(x, name)
             value = None if run is None else run.value
             if value is not None and is_noisy(value.p20, value.p80):
                 row[column] = f"{row[column]} {NOISY_MARK}"

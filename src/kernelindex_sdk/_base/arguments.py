@@ -22,18 +22,19 @@ from ..errors import ArgumentError
 __all__ = ["instance", "path", "paths", "records"]
 
 T = TypeVar("T")
-# Below _messages (which needs the schemas, whose functions these checks guard).
+# Python's repr, not display.short_repr's JSON spelling: an argument is a Python value
+# (None, True), not a record's.
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 
 
-def short_repr(value: Any) -> str:
+def _shown(value: Any) -> str:
     """``repr(value)``, cut to about 60 characters."""
     return _REPR.repr(value)
 
 
 def _kind(value: Any) -> str:
-    return f"a {type(value).__name__} {short_repr(value)}"
+    return f"a {type(value).__name__} {_shown(value)}"
 
 
 def path(value: Any, argument: str = "path") -> str | Path:

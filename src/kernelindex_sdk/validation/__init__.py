@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .._base import arguments as _arguments
 from .._base.display import article
 from .._base.schemas import BUNDLE
 from .._json import text as _jsontext
@@ -139,7 +140,11 @@ def iter_parsed_problems(
         parsed: What ``kernelindex_sdk._json.text.parse_document`` returned for the text.
         kind: The kind the document must be; by default the one it declares.
         verify_digests: Recompute each digest whose content the document carries.
+
+    Raises:
+        ArgumentError: when ``parsed`` is not what ``parse_document`` returns.
     """
+    _arguments.instance(parsed, _jsontext.Parsed, "parsed")
     if parsed.problems:
         yield from parsed.problems
         return

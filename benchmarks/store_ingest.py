@@ -8,7 +8,8 @@ renamed so that every run is new):
 - the published example bundle (a run carrying only the digests of its workload and
   implementation).
 
-For each: validation alone (`documents.check_documents`, what ingest must do at least),
+For each: validation alone (`documents.check_documents`, as `kernelindex validate` does
+it, and with ``quick=True``, the quick reader ingest validates with: the same verdicts),
 then a fresh SQLite file, then a fresh PostgreSQL schema (a server this script starts, as
 the tests do), each ingested once with every record new and once more with every record
 already stored. Goals (issue 22): 20,000 validated records/s into SQLite, 10,000/s into
@@ -96,8 +97,18 @@ def measure(kind: str, path: Path, server: Server | None, repeat: int, work: Pat
     def validate() -> int:
         return sum(1 for result in check_documents([path]) if result.valid)
 
+    def validate_quick() -> int:
+        return sum(1 for result in check_documents([path], quick=True) if result.valid)
+
     rows.append(
         {"kind": kind, "what": "validation only", **best([timed(validate) for _ in range(repeat)])}
+    )
+    rows.append(
+        {
+            "kind": kind,
+            "what": "validation only, quick reader (as ingest validates)",
+            **best([timed(validate_quick) for _ in range(repeat)]),
+        }
     )
     targets: list[tuple[str, Callable[[int], str]]] = [
         ("sqlite", lambda n: f"sqlite:///{work / f'{kind}-{n}.sqlite3'}"),
@@ -158,7 +169,7 @@ def main() -> None:
         "load_average_before_after": [round(load_before[0], 1), round(os.getloadavg()[0], 1)],
         "goals": GOALS,
         "goals_met_by_cpu_time": verdicts(rows),
-        "command": "taskset -c 1 python benchmarks/store_ingest.py",
+        "command": " ".join(["taskset -c 1 python benchmarks/store_ingest.py", *sys.argv[1:]]),
         "rows": rows,
     }
     text = json.dumps(result, indent=2) + "\n"

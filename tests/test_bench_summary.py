@@ -43,7 +43,7 @@ def test_exactly_the_noisy_medians_are_marked_with_a_legend() -> None:
     assert [c.endswith(f" {NOISY_MARK}") for c in _row(text, 64)[1:3]] == [True, False]
     assert text.count(f" {NOISY_MARK}") == 2
     assert noisy_legend() in text.splitlines()
-    assert noisy_legend().startswith(f"{NOISY_MARK} noisy: p80/p20 above 1.10")
+    assert noisy_legend().startswith(f"{NOISY_MARK} = p80/p20 above 1.1:")
     assert _noise.NOISY_ANNOTATION in noisy_legend()
     # Speedups are the report's: the marks change no number.
     assert _row(text, 16)[-1] == _row(summary_text(records), 16)[-1]

@@ -328,16 +328,34 @@ def check_documents(
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
     on_notice: OnNotice | None = None,
+    quick: bool = False,
 ) -> Iterator[DocumentResult]:
     """Validate every document of the given paths; yield each with its problems.
 
     See :func:`iter_documents` for the arguments and for how paths are read.
 
+    Args:
+        quick: Read valid bundles through :class:`validation.BundleReader` (their protocol and
+            environment text read and validated once per input), the full check only
+            for what it cannot prove valid: the same verdicts and problems, but a
+            valid bundle's repeated members are then one shared value, which the
+            caller must not change. Without ``verify_digests`` only.
+
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
     rules = InputRules()
+    reader = validation.BundleReader() if quick and not verify_digests else None
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
+        value = None if reader is None else reader.read(document.text)
+        if value is not None:
+            located = list(rules.admit(value, display_path(document.label)).problems)
+            if located:
+                # Valid JSON text (the quick reader read it): the problems get their places.
+                located = list(_jsontext.located(located, document.text))
+            found = tuple(FileProblem.in_document(document, p) for p in located)
+            yield DocumentResult(document=document, problems=found, value=None if found else value)
+            continue
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
         problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))

@@ -281,7 +281,7 @@ def test_a_repeated_object_in_a_file_is_compared_exactly(store: Store, tmp_path:
     other = bundle(params={"tokens": 2, "dtype": "fp32"})
     report = store.ingest([lines(tmp_path / "b.jsonl", [other, first, lying])])
     assert [p.problem.code for p in report.problems] == ["digest-clash"]
-    assert str(report.problems[0]).startswith(f"{tmp_path / 'b.jsonl'}:3: ")
+    assert str(report.problems[0]).startswith(f"{tmp_path / 'b.jsonl'}:3:")
 
 
 def test_float_forms_come_back_equal_from_the_store(store: Store, tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """The table ``kernelindex bench`` prints at the end: medians, speedups, and what to distrust.
 
-It is :func:`kernelindex_sdk.report.summary_text`'s table with two warnings a reader of a
-fresh benchmark needs before believing a number: a mark on each median whose p20-p80
-spread passes the one noise rule (:mod:`kernelindex_sdk._base.noise`), with a legend line
-saying what the mark means, and a line saying when runs were timed on the CPU.
+It is :func:`kernelindex_sdk.report.render`'s text table (which marks each median whose
+p20-p80 spread passes the one noise rule, :mod:`kernelindex_sdk._base.noise`, with
+``noisy``) with two lines a reader of a fresh benchmark needs before believing a number:
+the legend of that mark, naming the run annotation, and a line saying when runs were
+timed on the CPU.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .._base.noise import NOISY_ANNOTATION, NOISY_SPREAD, is_noisy
+from .._base.noise import NOISY_ANNOTATION
 from ..report import Family, families, table_rows
+from .compare_render import noise_legend
 from .runs import run_set
 from .tables import text_table
 
 __all__ = ["CPU_NOTE", "NOISY_MARK", "bench_summary", "noisy_legend"]
 
-#: Appended to a median whose run is noisy (p80 / p20 above :data:`NOISY_SPREAD`).
-NOISY_MARK: Final = "~"
+#: What follows a noisy median (p80 / p20 above the rule's spread): the word that
+#: ``report`` and ``compare`` print there, so a run is called noisy in one way everywhere.
+NOISY_MARK: Final = "noisy"
 #: The summary's last line when any run was timed by the CPU's wall clock.
 CPU_NOTE: Final = (
     "timed on the CPU (wall clock, Triton in its interpreter): these numbers check the"
@@ -34,25 +37,12 @@ _CPU_TIMER: Final = "wall_clock"
 
 
 def noisy_legend() -> str:
-    """The legend line of :data:`NOISY_MARK`, naming the rule and the run annotation."""
-    return (
-        f"{NOISY_MARK} noisy: p80/p20 above {NOISY_SPREAD:.2f}, a step smaller than that"
-        f" spread cannot be told from noise (the run carries {NOISY_ANNOTATION})"
-    )
+    """The legend line of :data:`NOISY_MARK`: report's, naming the run annotation too."""
+    return f"{noise_legend()} (the run carries {NOISY_ANNOTATION})"
 
 
-def _marked_rows(family: Family) -> tuple[list[str], list[list[str]], bool]:
-    """The family's table with :data:`NOISY_MARK` after each noisy median, and whether any."""
-    header, rows = table_rows(family)
-    marked = False
-    for x, row in zip(family.x_values, rows, strict=True):
-        for column, name in enumerate(family.implementations, start=1):
-            run = family.run(x, name)
-            value = None if run is None else run.value
-            if value is not None and is_noisy(value.p20, value.p80):
-                row[column] = f"{row[column]} {NOISY_MARK}"
-                marked = True
-    return header, rows, marked
+def _any_noisy(family: Family) -> bool:
+    return any(run.noisy for run in family.points.values())
 
 
 def bench_summary(records: Iterable[Any], *, validated: bool = False) -> str:
@@ -77,8 +67,8 @@ def bench_summary(records: Iterable[Any], *, validated: bool = False) -> str:
     parts: list[str] = []
     any_noisy = False
     for family in families(runs):
-        header, rows, marked = _marked_rows(family)
-        any_noisy = any_noisy or marked
+        header, rows = table_rows(family)
+        any_noisy = any_noisy or _any_noisy(family)
         parts.append(f"{family.title} · {family.metric}\n{text_table(header, rows)}")
     if not parts:
         return "no runs\n"

@@ -147,14 +147,23 @@ def _ns(value: Any, unit: str) -> int | None:
 
 
 def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
-    timing = spec.get("timing") or {}
-    latency = timing.get("latencyNs") or {}
-    found = {q: latency.get(q) for q in ("median", "p20", "p80")}
-    for m in spec.get("measurements", ()):
-        statistic = m.get("statistic")
-        if m.get("metric") == "latency" and statistic in found and found[statistic] is None:
-            found[statistic] = _ns(m.get("value"), m.get("unit", ""))
-    median, p20, p80 = (found[q] for q in ("median", "p20", "p80"))
+    """Median, p20 and p80 in ns: from ``timing.latencyNs``, else from the first latency
+    measurement of that statistic in a time unit."""
+    timing = spec.get("timing")
+    latency = (timing.get("latencyNs") if timing else None) or {}
+    median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
+    if median is None or p20 is None or p80 is None:
+        # Most records carry the median in timing and the quantiles as measurements.
+        for m in spec.get("measurements", ()):
+            if m.get("metric") != "latency":
+                continue
+            statistic = m.get("statistic")
+            if statistic == "p20" and p20 is None:
+                p20 = _ns(m.get("value"), m.get("unit", ""))
+            elif statistic == "p80" and p80 is None:
+                p80 = _ns(m.get("value"), m.get("unit", ""))
+            elif statistic == "median" and median is None:
+                median = _ns(m.get("value"), m.get("unit", ""))
     return (
         None if median is None else round(median),
         None if p20 is None else round(p20),

@@ -130,6 +130,10 @@ def _file_objects(
     for record in records:
         for kind, digest, spec, name in _extract.object_specs(record.value):
             known = objects[kind].get(digest)
+            if known is not None and spec is known.spec:
+                # The quick reader gives a file's repeated protocol and environment as
+                # one shared value: the same object, nothing to compare.
+                continue
             if known is None:
                 objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
                 # Most objects are never met again: the first is walked on its first repeat.
@@ -350,7 +354,9 @@ def _ingest_once(
 ) -> IngestReport:
     source = "<stdin>" if str(path) == documents.STDIN else str(path)
     work = _FileIngest(backend, source)
-    results = documents.check_documents([path], verify_digests=verify_digests, stdin=stdin)
+    results = documents.check_documents(
+        [path], verify_digests=verify_digests, stdin=stdin, quick=True
+    )
     try:
         with backend.transaction():
             work.run(results, given)

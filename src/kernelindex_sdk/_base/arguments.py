@@ -19,7 +19,17 @@ import attrs
 
 from ..errors import ArgumentError
 
-__all__ = ["instance", "path", "paths", "records"]
+__all__ = [
+    "instance",
+    "integer",
+    "optional_text",
+    "path",
+    "path_or_fd",
+    "paths",
+    "records",
+    "text",
+    "texts",
+]
 
 T = TypeVar("T")
 # Python's repr, not display.short_repr's JSON spelling: an argument is a Python value
@@ -28,13 +38,13 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 
 
-def _shown(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """``repr(value)``, cut to about 60 characters."""
     return _REPR.repr(value)
 
 
 def _kind(value: Any) -> str:
-    return f"a {type(value).__name__} {_shown(value)}"
+    return f"a {type(value).__name__} {short_repr(value)}"
 
 
 def path(value: Any, argument: str = "path") -> str | Path:
@@ -46,6 +56,13 @@ def path(value: Any, argument: str = "path") -> str | Path:
     raise ArgumentError(
         argument=argument, reason=f"expected a path (str or Path), got {_kind(value)}"
     )
+
+
+def path_or_fd(value: Any, argument: str) -> str | Path | int:
+    """``value`` when it is one path or a file descriptor (an int, not a bool)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return path(value, argument)
 
 
 def paths(value: Any, argument: str = "paths") -> list[str | Path]:
@@ -70,6 +87,36 @@ def records(value: Any, argument: str = "records") -> Iterable[Any]:
             argument=argument,
             reason=f"expected an iterable of records (a list of one for one), got {_kind(value)}",
         )
+    return value
+
+
+def text(value: Any, argument: str) -> str:
+    """``value`` when it is a str."""
+    if not isinstance(value, str):
+        raise ArgumentError(argument=argument, reason=f"expected a str, got {_kind(value)}")
+    return value
+
+
+def optional_text(value: Any, argument: str) -> str | None:
+    """``value`` when it is a str or None."""
+    return None if value is None else text(value, argument)
+
+
+def texts(value: Any, argument: str) -> list[str]:
+    """``value`` as a list of str; a single str is refused (it would be read as its
+    letters)."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+        raise ArgumentError(
+            argument=argument,
+            reason=f"expected a list of str (a list of one for one), got {_kind(value)}",
+        )
+    return [text(item, f"{argument}[{i}]") for i, item in enumerate(value)]
+
+
+def integer(value: Any, argument: str) -> int:
+    """``value`` when it is an int (a bool is not one here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(argument=argument, reason=f"expected an int, got {_kind(value)}")
     return value
 
 

@@ -6,6 +6,8 @@ import argparse
 from typing import Any
 
 from .._base.files import refuse_overwriting_inputs
+from .._base.numbers import MAX_TEXT, parse_integer
+from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history
@@ -16,17 +18,25 @@ from .store import add_db, add_filters, filters_of
 __all__ = ["compare_with_branch", "register"]
 
 
+def _integer(text: str, minimum: int) -> int:
+    # The one parser of numbers people type (str.isdigit() takes other scripts' digits).
+    try:
+        # Any count of ASCII digits parse_integer reads: a huge N means every point.
+        return parse_integer(text, what="N", minimum=minimum, maximum=10**MAX_TEXT)
+    except ArgumentError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer >= {minimum}, got {text!r}"
+        ) from None
+
+
 def _count(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return int(text)
+    """``--points N``: an integer >= 0 in ASCII digits."""
+    return _integer(text, 0)
 
 
 def window(text: str) -> int:
-    """``--window N``: a positive integer."""
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return int(text)
+    """``--window N``: a positive integer in ASCII digits."""
+    return _integer(text, 1)
 
 
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:

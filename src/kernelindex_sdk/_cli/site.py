@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from .._base.display import display_path, printable
+from .._base.numbers import parse_decimal
+from ..errors import ArgumentError
 from ..site import build_site
 from ._common import EXIT_OK, Streams
 from .store import add_db
@@ -17,10 +19,12 @@ def _bandwidth(text: str) -> tuple[str, float]:
     """``PRODUCT=TB/s`` (``"NVIDIA H200=4.8"``) as (product, bytes per second)."""
     product, sep, value = text.rpartition("=")
     try:
-        tbps = float(value)
-    except ValueError:
-        tbps = -1.0
-    if not sep or not product.strip() or not tbps > 0 or tbps == float("inf"):
+        # The one parser of numbers people type: float() takes 1_0, other scripts'
+        # digits and whitespace.
+        tbps = parse_decimal(value, what="TB/s", minimum=0)
+    except ArgumentError:
+        tbps = 0.0
+    if not sep or not product.strip() or not tbps > 0:
         raise argparse.ArgumentTypeError(
             f"expected PRODUCT=TB/s such as 'NVIDIA H200=4.8', got {text!r}"
         )

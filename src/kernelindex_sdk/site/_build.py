@@ -18,6 +18,7 @@ from ``file://`` as from any static host.
 from __future__ import annotations
 
 import importlib.resources
+import math
 import os
 import shutil
 import tempfile
@@ -28,8 +29,9 @@ from typing import Any, Protocol
 
 import attrs
 
+from .._base.arguments import path, short_repr, text
 from .._version import __version__
-from ..errors import InputError, input_errors
+from ..errors import ArgumentError, InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store
 from ._model import StepFinder, group_series, history_steps, regressions
 from ._pages import facets, health, refs, run_cells, series_entry, step_cells
@@ -152,8 +154,19 @@ def write_site(
     Raises:
         InputError: ``out`` is a file, or a folder with other content; or it cannot be
             written.
+        ArgumentError: an argument of the wrong type, or a bandwidth that is not a
+            finite number > 0.
     """
-    target = Path(out)
+    target = Path(path(out, "out"))
+    for method in ("rows", "spec", "records"):
+        if not callable(getattr(source, method, None)):
+            raise ArgumentError(
+                argument="source",
+                reason=f"expected a record source such as a Store, got {short_repr(source)}",
+            )
+    text(main_branch, "main_branch")
+    text(title, "title")
+    bandwidths = _bandwidth_table(bandwidths)
     rows = source.rows()
     series = group_series(
         rows, main_branch=main_branch, workload=lambda d: source.spec("workload", d)
@@ -224,6 +237,53 @@ def write_site(
     )
 
 
+def _bandwidth_table(table: Any) -> Mapping[str, float] | None:
+    """``table`` when it maps product names to finite positive bytes per second."""
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        raise ArgumentError(
+            argument="bandwidths",
+            reason=f"expected a mapping of product to bytes/s, got {short_repr(table)}",
+        )
+    for product, value in table.items():
+        text(product, "bandwidths")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise ArgumentError(
+                argument=f"bandwidths[{product!r}]",
+                reason=f"expected a finite number of bytes/s > 0, got {short_repr(value)}",
+            )
+    return table
+
+
+def _refuse_store_inside(out: Path, store_file: str) -> None:
+    """Refuse an ``out`` folder that holds the store: replacing it whole would delete it.
+
+    The folder is compared by device and inode with every folder above the store's
+    file (symlinks resolved), so a symlink to ``out``, ``.`` or ``..`` is caught too.
+    """
+    try:
+        out_info = os.stat(out)
+        above = Path(store_file).resolve().parents
+        held = any(os.path.samestat(out_info, os.stat(folder)) for folder in above)
+    except (OSError, ValueError):
+        return  # no such folder (or no such store file): nothing of the store to delete
+    if held:
+        raise OutputIsInputError(
+            source=str(out),
+            input=store_file,
+            reason=(
+                f"holds the store {store_file!r}; expected a folder outside it (the"
+                " dashboard's folder is replaced whole)"
+            ),
+        )
+
+
 def build_site(
     out: str | os.PathLike[str],
     db: str | None = None,
@@ -249,6 +309,10 @@ def build_site(
         StoreError: when the store cannot be opened or read.
         StoreLayoutError: when there is no store at ``db``.
         InputError: when ``out`` cannot be written (see :func:`write_site`).
+        OutputIsInputError: when ``out`` holds the store's file (an InputError).
     """
+    path(out, "out")  # before the store is opened
     with open_store(db, create=False) as store:
+        if store.url.dialect == "sqlite":
+            _refuse_store_inside(Path(out), store.url.target)
         return write_site(out, store, main_branch=main_branch, title=title, bandwidths=bandwidths)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._analysis.tables import markdown_table, quantity, spread, text_table
-from .._base.display import printable
+from .._base.display import markdown_text, printable
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -17,8 +17,8 @@ _CHANGE_HEADER = ("at", "commit", "ratio", "direction", "cause", "what changed",
 _POINT_HEADER = ("#", "commit", "observedAt", "median (p20-p80)", "run")
 
 
-def _commit(commit: str | None) -> str:
-    return "-" if commit is None else printable(commit[:12])
+def _commit(commit: str | None, text: Callable[[str], str]) -> str:
+    return "-" if commit is None else text(commit[:12])
 
 
 def _test(change: Change) -> str:
@@ -27,16 +27,16 @@ def _test(change: Change) -> str:
     return f"p={change.p_value:.2g}"
 
 
-def _change_row(h: SeriesHistory, change: Change) -> list[str]:
+def _change_row(h: SeriesHistory, change: Change, text: Callable[[str], str]) -> list[str]:
     levels = f"{quantity(change.before_ns, 'ns')} -> {quantity(change.after_ns, 'ns')}"
     what = "; ".join(str(d) for d in change.differences) or "nothing recorded"
     return [
         f"{change.index}/{len(h.series.points)}",
-        _commit(change.commit),
+        _commit(change.commit, text),
         f"{change.ratio:.3f}",
         f"{change.direction} ({levels})",
         change.cause,
-        printable(what),
+        text(what),
         _test(change),
     ]
 
@@ -64,17 +64,20 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
     """Text or Markdown of :func:`kernelindex_sdk.store.history.history`'s result."""
     out: list[str] = []
     table = markdown_table if markdown else text_table
+    # Record text (commits, labels, names, GPUs) as the format shows text: in Markdown a
+    # pipe would forge a cell and `*`, `<` or a backtick become markup.
+    text = markdown_text if markdown else printable
     changed = sum(1 for h in found if h.changes)
     summary = f"{len(found)} series, {changed} with change points"
     out += [f"**{summary}**" if markdown else summary, ""]
     varying, common = _parameters(found)
     if common:
         # Names and values are other people's text: one line each, control characters escaped.
-        shared = printable(" ".join(f"{k}={v}" for k, v in sorted(common.items())))
+        shared = text(" ".join(f"{k}={v}" for k, v in sorted(common.items())))
         out += [f"every series: {shared}", ""]
     for h in found:
         series = h.series
-        title = printable(f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}")
+        title = text(f"{h.label_with(varying)} · {h.implementation} · {h.key.hardware}")
         count = f"{len(series.points)} point(s)"
         if series.failed:
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
@@ -82,14 +85,14 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
             count += ", too short to test: compare's rule between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
         if h.follows is not None:
-            what = printable("; ".join(str(d) for d in h.follows.differences) or "protocol digest")
+            what = text("; ".join(str(d) for d in h.follows.differences) or "protocol digest")
             out += [
                 f"follows a series under another protocol ({what}): a method change,"
                 " not compared across",
                 "",
             ]
         if h.changes:
-            out += [table(_CHANGE_HEADER, [_change_row(h, c) for c in h.changes]), ""]
+            out += [table(_CHANGE_HEADER, [_change_row(h, c, text) for c in h.changes]), ""]
         else:
             out += ["no change points", ""]
         shown = series.points if points == 0 else series.points[-points:]
@@ -99,7 +102,7 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
         rows = [
             [
                 str(first + i),
-                _commit(p.commit),
+                _commit(p.commit, text),
                 p.observed_at,
                 spread(p.median_ns or 0, p.p20_ns, p.p80_ns, "ns"),
                 f"`{printable(p.name)}`" if markdown else printable(p.name),

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
+from .._base.arguments import optional_text
 from ..errors import ArgumentError
 from ._rows import RunRow
 
@@ -64,7 +65,8 @@ def where(filters: Mapping[str, Any], names: Sequence[str] | None) -> tuple[str,
                 argument=argument,
                 reason=f"expected one of {', '.join(sorted(_FILTERS))} or names",
             )
-        if value is not None:
+        # A list or a number would reach SQL as given: filters are text.
+        if optional_text(value, argument) is not None:
             clauses.append(f"{_FILTERS[argument]} = ?")
             params.append(value)
     if names is not None:

@@ -12,7 +12,9 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
+from .._base.arguments import instance, optional_text, path, path_or_fd, text, texts
 from .._base.files import replace_file
+from ..documents import check_json_lines_target
 from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend
 from ._connect import connect
@@ -95,9 +97,15 @@ class Store:
             skipped.
 
         Raises:
-            ArgumentError: for a commit time that is not RFC 3339.
+            ArgumentError: for a commit time that is not RFC 3339, or an argument of the
+                wrong type.
             StoreError: when the store fails.
         """
+        # The caller's mistake, not the records': a wrong type is refused here, not as
+        # a problem of every record it would have been written into.
+        for name, value in (("commit", commit), ("branch", branch), ("commit_time", commit_time)):
+            optional_text(value, name)
+        instance(verify_digests, bool, "verify_digests")
         given = provenance.Provenance(commit=commit, branch=branch, commit_time=commit_time)
         return ingest_paths(
             self._backend,
@@ -150,7 +158,7 @@ class Store:
             "protocol_digest": protocol_digest,
             "status": status,
         }
-        wanted = None if names is None else list(dict.fromkeys(names))
+        wanted = None if names is None else list(dict.fromkeys(texts(names, "names")))
         found: list[RunRow] = []
         labels_seen: dict[str, Mapping[str, str]] = {}
         for chunk in chunks(wanted):
@@ -194,8 +202,8 @@ class Store:
         Raises:
             NotInStoreError: when no run has that name.
         """
-        ((_, text),) = self.records([name])
-        return text
+        ((_, found),) = self.records([text(name, "name")])
+        return found
 
     def records(self, names: Iterable[str]) -> Iterator[tuple[str, str]]:
         """``(name, text)`` of each named run, in the order given (see :meth:`record_text`).
@@ -203,14 +211,14 @@ class Store:
         Raises:
             NotInStoreError: for the first name the store lacks.
         """
-        wanted = list(names)
+        wanted = texts(names, "names")
         for start in range(0, len(wanted), CHUNK):
             chunk = wanted[start : start + CHUNK]
-            texts = self._backend.fetch("runs", "name", chunk, ("record_text",))
+            stored = self._backend.fetch("runs", "name", chunk, ("record_text",))
             for name in chunk:
-                if name not in texts:
+                if name not in stored:
                     raise NotInStoreError(store=self.url.shown, name=name)
-                yield name, texts[name][0]
+                yield name, stored[name][0]
 
     def export_lines(self, **filters: Any) -> Iterator[str]:
         """Each stored record as one JSON line, in the order of arrival; see :meth:`export`.
@@ -219,6 +227,8 @@ class Store:
         own, then every run. With filters (those of :meth:`rows`): the runs that match.
         """
         names = filters.pop("names", None)
+        if names is not None:
+            names = texts(names, "names")
         if not filters and names is None:
             for text, form in self._backend.execute(
                 "SELECT record_text, record_form FROM documents ORDER BY seq"
@@ -253,9 +263,12 @@ class Store:
             The number of records written.
 
         Raises:
-            InputError: when ``out_path`` is the store's file or cannot be written.
+            InputError: when ``out_path`` is the store's file, is not a ``.jsonl`` path
+                (a ``.json`` file holds one document), or cannot be written.
         """
-        refuse_store_file(out_path, self.url)
+        refuse_store_file(path(out_path, "out_path"), self.url)
+        # Lines in a .json file would not read back (validate: "extra data").
+        check_json_lines_target(out_path)
         lines = list(self.export_lines(**filters))
         replace_file(out_path, lines)
         return len(lines)
@@ -270,7 +283,7 @@ class Store:
             OutputIsInputError: when ``out`` is the store's file or its journal, by any
                 name (same path, symlink, hard link).
         """
-        refuse_store_file(out, self.url)
+        refuse_store_file(path_or_fd(out, "out"), self.url)
 
     def close(self) -> None:
         """Close the connection."""
@@ -297,7 +310,7 @@ def _is_regular_or_missing(path: str) -> bool:
         raise StoreError(source=path, reason=err.strerror or str(err)) from err
 
 
-def open_store(url: str | None = None, *, create: bool = True) -> Store:
+def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
     """Open a records store, creating its tables when it has none.
 
     Args:

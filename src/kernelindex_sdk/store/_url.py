@@ -9,6 +9,7 @@ from typing import Final, Literal
 
 import attrs
 
+from .._base.arguments import optional_text
 from ..errors import StoreError
 
 __all__ = ["DEFAULT_DB", "ENV_VAR", "StoreURL", "parse_url"]
@@ -47,7 +48,9 @@ def _redacted(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
-def parse_url(url: str | None, environ: Mapping[str, str] | None = None) -> StoreURL:
+def parse_url(
+    url: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
+) -> StoreURL:
     """Resolve a store URL: ``url``, else ``$KERNELINDEX_DB``, else :data:`DEFAULT_DB`.
 
     Accepted: a file path; ``sqlite:///PATH`` (``sqlite:///kernel.db`` is relative,
@@ -56,7 +59,9 @@ def parse_url(url: str | None, environ: Mapping[str, str] | None = None) -> Stor
 
     Raises:
         StoreError: for an empty URL or one of another kind (``mysql://...``).
+        ArgumentError: for a ``url`` that is neither a str, a path nor None.
     """
+    url = optional_text(os.fspath(url) if isinstance(url, os.PathLike) else url, "url")
     env = os.environ if environ is None else environ
     chosen = url if url is not None else (env.get(ENV_VAR) or DEFAULT_DB)
     if not chosen:

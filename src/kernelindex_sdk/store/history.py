@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from .._analysis.runs import without_collection
+from .._base.arguments import instance, integer, records
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
 from ._history_render import render_table
@@ -166,8 +167,10 @@ def history(
         One :class:`SeriesHistory` per series, sorted by key.
 
     Raises:
-        ArgumentError: for ``alpha`` outside (0, 1) or ``min_segment`` below 2.
+        ArgumentError: for ``alpha`` outside (0, 1) or ``min_segment`` below 2, or
+            ``rows`` that are not an iterable of :class:`RunRow`.
     """
+    rows = [instance(r, RunRow, f"rows[{i}]") for i, r in enumerate(records(rows, "rows"))]
     causes = _Causes(spec)
     out = []
     grouped = group_series(rows)
@@ -227,13 +230,17 @@ def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points:
         points: How many of each series' latest points text and Markdown list (0: all).
 
     Raises:
-        ArgumentError: for an unknown format or a negative ``points``.
+        ArgumentError: for an unknown format, ``points`` not an int >= 0, or ``found``
+            not an iterable of :class:`SeriesHistory`.
     """
     if fmt not in FORMATS:
         raise ArgumentError(
             argument="format", reason=f"expected one of {', '.join(FORMATS)}, got {fmt!r}"
         )
-    if points < 0:
+    found = [
+        instance(h, SeriesHistory, f"found[{i}]") for i, h in enumerate(records(found, "found"))
+    ]
+    if integer(points, "points") < 0:
         raise ArgumentError(argument="points", reason=f"expected an integer >= 0, got {points!r}")
     if fmt == "json":
         return history_json_text(found)

@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _jsontext, compare, digest, validation
-from kernelindex_sdk._bundle_reader import BundleReader
+from kernelindex_sdk import compare, digest, validation
+from kernelindex_sdk._analysis.runs import without_collection
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import without_collection
+from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk.compare import RunSet
 from kernelindex_sdk.importers import liger
+from kernelindex_sdk.validation._bundle_reader import BundleReader
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
@@ -176,7 +177,7 @@ def json_floor(*paths: Path) -> Callable[[], None]:
 
 def _full_check(lines: list[bytes]) -> None:
     for line in lines:
-        list(validation._parsed_problems(_jsontext.parse_document(line)))
+        list(validation.iter_parsed_problems(_jsontext.parse_document(line)))
 
 
 def _quick_read(lines: list[bytes]) -> None:

@@ -34,7 +34,7 @@ import rfc8785
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import digest, validation
-from kernelindex_sdk._schemas import BASE_URI, SCHEMA_FILES, load_schemas
+from kernelindex_sdk._base.schemas import BASE_URI, SCHEMA_FILES, load_schemas
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent

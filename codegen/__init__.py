@@ -34,7 +34,7 @@ def _hand_written_schemas(folder: Path) -> Path:
     The generator follows the files' ``$ref``s from one file to the next; the copies a
     shipped file embeds would make it generate every class again.
     """
-    from kernelindex_sdk._schemas import load_schemas, schema_text
+    from kernelindex_sdk._base.schemas import load_schemas, schema_text
 
     for name, schema in load_schemas().items():
         (folder / name).write_text(schema_text(schema), encoding="utf-8")
@@ -80,9 +80,11 @@ def _generate_module_from(entry_schema: Path) -> str:
         raise TypeError(f"expected one module from the generator, got {type(code).__name__}")
     if _DATACLASS_IMPORT not in code:
         raise RuntimeError("the generator's output no longer imports dataclass; update codegen")
-    # Datetime fields normalize through kernelindex_sdk._time (see the template); ruff
+    # Datetime fields normalize through kernelindex_sdk._base.timestamps (see the template); ruff
     # drops the import again when no field needs it.
-    code = code.replace(_DATACLASS_IMPORT, "import attrs\n\nfrom .._time import utc_milliseconds\n")
+    code = code.replace(
+        _DATACLASS_IMPORT, "import attrs\n\nfrom .._base.timestamps import utc_milliseconds\n"
+    )
     # Drop the generator's own header (it names the input file and the tool).
     lines = code.splitlines(keepends=True)
     while lines and lines[0].startswith("#"):
@@ -151,7 +153,7 @@ def schema_files() -> dict[Path, str]:
     The copies come from the hand-written files, so editing one file and running
     ``python -m codegen`` updates its copies everywhere.
     """
-    from kernelindex_sdk._schemas import published_schemas
+    from kernelindex_sdk._base.schemas import published_schemas
 
     return {SCHEMA_DIR / name: text for name, text in published_schemas().items()}
 

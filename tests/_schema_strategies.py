@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from kernelindex_sdk._schemas import BASE_URI, SCHEMA_FILES, load_schemas
+from kernelindex_sdk._base.schemas import BASE_URI, SCHEMA_FILES, load_schemas
 from kernelindex_sdk.validation import registry
 
 GENERATED_TIMESTAMP = (

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli_runner import RunCli, run_in_process
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = FIXTURES / "liger-jsd-forward-torch-b200.json"
@@ -42,3 +43,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+@pytest.fixture
+def run_cli() -> RunCli:
+    """Run the CLI in-process: ``run_cli("compare", a, b)`` -> (status, stdout, stderr)."""
+    return run_in_process

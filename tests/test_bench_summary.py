@@ -8,8 +8,13 @@ from typing import Any
 
 from _records import bundle
 
-from kernelindex_sdk import _noise
-from kernelindex_sdk._bench_summary import CPU_NOTE, NOISY_MARK, bench_summary, noisy_legend
+from kernelindex_sdk._analysis.bench_summary import (
+    CPU_NOTE,
+    NOISY_MARK,
+    bench_summary,
+    noisy_legend,
+)
+from kernelindex_sdk._base import noise as _noise
 from kernelindex_sdk.report import summary_text
 
 H200_SWEEP = Path(__file__).parent / "fixtures" / "h200-jsd-sweep.jsonl"

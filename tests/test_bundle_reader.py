@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 
-from kernelindex_sdk import _bundle_reader, _jsontext, compare, validation
+from kernelindex_sdk import compare, validation
+from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk.validation import _bundle_reader
 
 BAD = Path(__file__).parent / "bad"
 
 
 def full_problems(text: str | bytes) -> list[Any]:
     """What compare's full path finds (as ``kernelindex validate``, digests not verified)."""
-    return list(validation._parsed_problems(_jsontext.parse_document(text)))
+    return list(validation.iter_parsed_problems(_jsontext.parse_document(text)))
 
 
 def line(doc: dict[str, Any]) -> str:

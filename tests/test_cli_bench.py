@@ -14,8 +14,8 @@ from kernelindex_sdk._cli import main
 
 pytest.importorskip("torch", reason="the [bench] extra (torch, Triton) is not installed")
 
-from kernelindex_sdk._bench_summary import CPU_NOTE, NOISY_MARK, noisy_legend
-from kernelindex_sdk._noise import NOISY_ANNOTATION
+from kernelindex_sdk._analysis.bench_summary import CPU_NOTE, NOISY_MARK, noisy_legend
+from kernelindex_sdk._base.noise import NOISY_ANNOTATION
 from kernelindex_sdk.reference_kernels import harness
 
 
@@ -98,3 +98,55 @@ def test_input_grad_on_records_a_training_step_under_its_own_workload(tmp_path: 
     assert len(set(by_pass["full"].values())) == 1
     assert set(by_pass["full"].values()).isdisjoint(by_pass["forward"].values())
     assert "jsd full" in err
+
+
+def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each validation of a record from now on: the full path, or the quick reader's yes."""
+    from kernelindex_sdk import validation
+
+    seen: list[str] = []
+    full = validation._document_problems
+    quick = validation.BundleReader.read
+
+    def counted_full(*args: Any, **kwargs: Any) -> Any:
+        seen.append("full")
+        return full(*args, **kwargs)
+
+    def counted_quick(self: Any, data: Any) -> Any:
+        value = quick(self, data)
+        if value is not None:
+            seen.append("quick")
+        return value
+
+    monkeypatch.setattr(validation, "_document_problems", counted_full)
+    monkeypatch.setattr(validation.BundleReader, "read", counted_quick)
+    return seen
+
+
+def test_each_record_is_validated_once_from_bench_to_compare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness validates a record as it makes it; neither the writer nor the summary
+    validates it again; compare validates each record it reads once."""
+    from kernelindex_sdk import provenance
+
+    monkeypatch.setattr(provenance, "detect", lambda given: provenance.Provenance())
+    seen = _count_validations(monkeypatch)
+    records, _ = _bench(tmp_path)
+    assert len(records) >= 2
+    assert len(seen) == len(records)
+    seen.clear()
+    runs = str(tmp_path / "runs.jsonl")
+    status, _, err = run("compare", runs, runs)
+    assert status == 0, err
+    assert len(seen) == 2 * len(records)
+
+
+def test_a_record_given_provenance_after_the_harness_is_validated_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Annotations added by the CLI make a record the harness never saw: the writer checks it."""
+    seen = _count_validations(monkeypatch)
+    records, _ = _bench(tmp_path, "--commit", "0123456789abcdef", "--branch", "main")
+    assert all(r["run"]["metadata"]["annotations"]["kernelindex.dev/branch"] for r in records)
+    assert len(seen) == 2 * len(records)

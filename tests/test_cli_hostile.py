@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from kernelindex_sdk import documents, merge
+from kernelindex_sdk._base.files import replace_file
+from kernelindex_sdk._base.schemas import export_schemas
 from kernelindex_sdk._cli import main
 from kernelindex_sdk._cli._common import ints, names
-from kernelindex_sdk._files import replace_file
-from kernelindex_sdk._schemas import export_schemas
 from kernelindex_sdk.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures"

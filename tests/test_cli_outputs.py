@@ -14,9 +14,9 @@ from typing import IO, Any
 
 import pytest
 
-from kernelindex_sdk import _schemas
+from kernelindex_sdk._base import schemas as _schemas
+from kernelindex_sdk._base.files import refuse_overwriting_inputs
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._files import refuse_overwriting_inputs
 from kernelindex_sdk.errors import InputError, OutputIsInputError
 
 ROOT = Path(__file__).resolve().parent.parent

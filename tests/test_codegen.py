@@ -13,8 +13,8 @@ import pytest
 import codegen
 from codegen.__main__ import main
 from kernelindex_sdk import models
-from kernelindex_sdk._schemas import API_VERSION, SCHEMA_FILES, load_schemas
-from kernelindex_sdk._time import utc_milliseconds
+from kernelindex_sdk._base.schemas import API_VERSION, SCHEMA_FILES, load_schemas
+from kernelindex_sdk._base.timestamps import utc_milliseconds
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,23 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli_runner import RunCli
 from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare as cmp
-from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import Stat
+from kernelindex_sdk._analysis.runs import Stat
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBSET = ROOT / "tests" / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
 H200 = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main(list(argv), stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def stat(median: float, p20: float | None = None, p80: float | None = None) -> Stat:
@@ -256,7 +250,7 @@ def test_liger_b200_jsd_ratios_reproduce_the_csv() -> None:
     assert not result.unpaired
 
 
-def test_harness_records_compared_with_themselves_are_all_unchanged() -> None:
+def test_harness_records_compared_with_themselves_are_all_unchanged(run_cli: RunCli) -> None:
     status, out, err = run_cli("compare", str(H200), str(H200), "--format", "json")
     assert status == 0, err
     rows = json.loads(out)
@@ -289,14 +283,16 @@ def files(tmp_path: Path) -> Any:
         (100_000, "0", 0),  # unchanged
     ],
 )
-def test_gate_exit_codes(files: Any, new_median: int, gate: str, expected: int) -> None:
+def test_gate_exit_codes(
+    run_cli: RunCli, files: Any, new_median: int, gate: str, expected: int
+) -> None:
     base, new = files([bundle(median=100_000)], [bundle(median=new_median)])
     status, _, err = run_cli("compare", base, new, "--fail-on-regression", gate)
     assert status == expected, err
     assert ("regression:" in err) == (expected == 1)
 
 
-def test_gate_ignores_a_slowdown_that_is_not_significant(files: Any) -> None:
+def test_gate_ignores_a_slowdown_that_is_not_significant(run_cli: RunCli, files: Any) -> None:
     base, new = files(
         [bundle(median=100_000, p20=90_000, p80=130_000)],
         [bundle(median=125_000, p20=110_000, p80=140_000)],
@@ -306,12 +302,14 @@ def test_gate_ignores_a_slowdown_that_is_not_significant(files: Any) -> None:
     assert " ~" in out
 
 
-def test_without_gate_a_regression_exits_zero(files: Any) -> None:
+def test_without_gate_a_regression_exits_zero(run_cli: RunCli, files: Any) -> None:
     base, new = files([bundle(median=100_000)], [bundle(median=200_000)])
     assert run_cli("compare", base, new)[0] == 0
 
 
-def test_invalid_record_is_reported_and_exits_one(files: Any, tmp_path: Path) -> None:
+def test_invalid_record_is_reported_and_exits_one(
+    run_cli: RunCli, files: Any, tmp_path: Path
+) -> None:
     base, new = files([bundle()], [bundle()])
     with open(new, "a", encoding="utf-8") as f:
         f.write('{"run": {}}\n')
@@ -340,13 +338,13 @@ def test_protocol_and_environment_documents_are_passed_over(tmp_path: Path) -> N
     assert len(cmp.compare([doc["protocol"], doc], [doc]).pairs) == 1
 
 
-def test_missing_input_is_a_usage_error(tmp_path: Path) -> None:
+def test_missing_input_is_a_usage_error(run_cli: RunCli, tmp_path: Path) -> None:
     status, _, err = run_cli("compare", str(tmp_path / "none.jsonl"), str(tmp_path))
     assert status == 2
     assert err == f"kernelindex: {tmp_path / 'none.jsonl'}: no such file or directory\n"
 
 
-def test_markdown_is_a_table_ready_for_a_pr_comment(files: Any) -> None:
+def test_markdown_is_a_table_ready_for_a_pr_comment(run_cli: RunCli, files: Any) -> None:
     base, new = files(
         [bundle(median=2_000_000, p20=1_990_000, p80=2_010_000), bundle(product="NVIDIA B200")],
         [bundle(median=1_000_000, p20=990_000, p80=1_010_000)],
@@ -364,7 +362,7 @@ def test_markdown_is_a_table_ready_for_a_pr_comment(files: Any) -> None:
     assert any(line.startswith("- only in BASE: ") for line in lines)
 
 
-def test_json_is_a_list_of_pairs_with_the_documented_keys(files: Any) -> None:
+def test_json_is_a_list_of_pairs_with_the_documented_keys(run_cli: RunCli, files: Any) -> None:
     base, new = files(
         [bundle(median=100_000), bundle(params={"tokens": 7, "dtype": "fp32"})],
         [bundle(median=90_000)],
@@ -388,7 +386,7 @@ def test_json_is_a_list_of_pairs_with_the_documented_keys(files: Any) -> None:
     assert unpaired["unpaired"] == "workload: parameters.tokens 7 vs 1024"
 
 
-def test_csv_has_one_row_per_pair(files: Any) -> None:
+def test_csv_has_one_row_per_pair(run_cli: RunCli, files: Any) -> None:
     base, new = files([bundle(median=100_000)], [bundle(median=150_000)])
     status, out, _ = run_cli("compare", base, new, "--format", "csv")
     assert status == 0
@@ -398,7 +396,7 @@ def test_csv_has_one_row_per_pair(files: Any) -> None:
     assert row["base_implementation"] == "torch"
 
 
-def test_threshold_option_is_a_percentage(files: Any) -> None:
+def test_threshold_option_is_a_percentage(run_cli: RunCli, files: Any) -> None:
     base, new = files([bundle(median=100_000)], [bundle(median=108_000)])
     assert run_cli("compare", base, new)[1].splitlines()[1].endswith("1.080     +8.0%")
     assert (
@@ -411,7 +409,7 @@ def test_threshold_option_is_a_percentage(files: Any) -> None:
     assert "expected a percentage" in err
 
 
-def test_provider_filters_compare_providers_of_one_file(files: Any) -> None:
+def test_provider_filters_compare_providers_of_one_file(run_cli: RunCli, files: Any) -> None:
     runs = [bundle("torch", 100_000), bundle("liger", 25_000)]
     base, _ = files(runs, [])
     status, out, _ = run_cli(
@@ -425,7 +423,7 @@ def test_provider_filters_compare_providers_of_one_file(files: Any) -> None:
 def test_the_collector_is_paused_while_reading_and_pairing_and_restored_after() -> None:
     import gc
 
-    from kernelindex_sdk._runs import without_collection
+    from kernelindex_sdk._analysis.runs import without_collection
 
     seen: list[bool] = []
 
@@ -505,6 +503,7 @@ def test_runs_share_one_string_per_digest() -> None:
 
 
 def test_verify_digests_leaves_out_a_record_whose_declared_digest_is_wrong(
+    run_cli: RunCli,
     tmp_path: Path,
 ) -> None:
     lines = H200.read_text(encoding="utf-8").splitlines()[:4]

@@ -188,7 +188,7 @@ def test_plot_with_a_p20_of_zero_and_bytes_moved(tmp_path: Path) -> None:
 
 def test_plot_keeps_one_colour_per_implementation_across_panels() -> None:
     pytest.importorskip("matplotlib")
-    from kernelindex_sdk import _plot
+    from kernelindex_sdk._analysis import plot as _plot
 
     # Liger is second in one family and alone in the other: one colour all the same.
     runs = [

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _published
+from kernelindex_sdk._json import published as _published
 from kernelindex_sdk.errors import CanonicalizationError, TimestampError
 from kernelindex_sdk.models import (
     BenchmarkRun,

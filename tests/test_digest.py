@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _jsonvalue, digest
+from kernelindex_sdk import digest
+from kernelindex_sdk._json import value as _jsonvalue
 from kernelindex_sdk.errors import CanonicalizationError
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "digests.json").read_text("utf-8"))

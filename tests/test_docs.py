@@ -26,9 +26,10 @@ import referencing
 import yaml
 from _doc_examples import KNOWN_MARKS, RUNNABLE, Block, blocks, console_steps, matches
 
-from kernelindex_sdk import _semantic, self_contained_schema
+from kernelindex_sdk import self_contained_schema
+from kernelindex_sdk._base.schemas import load_schemas, published_schemas
 from kernelindex_sdk._cli import _parser
-from kernelindex_sdk._schemas import load_schemas, published_schemas
+from kernelindex_sdk.validation import _semantic
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -18,8 +18,8 @@ import pytest
 from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest, report
+from kernelindex_sdk._base.display import csv_cell, markdown_text, printable
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._display import csv_cell, markdown_text, printable
 from kernelindex_sdk.compare import compare, render
 
 HOSTILE = (

@@ -1,5 +1,5 @@
 """One verdict everywhere: what validate refuses across records, compare, report and merge
-refuse in the same words (one shared check, kernelindex_sdk._input_rules)."""
+refuse in the same words (one shared check, kernelindex_sdk.validation._input_rules)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._input_rules import InputRules, same_json
 from kernelindex_sdk.compare import compare, load_runs
 from kernelindex_sdk.documents import validate_paths
 from kernelindex_sdk.errors import RecordSetError, SchemaValidationError
 from kernelindex_sdk.merge import merge_paths, merge_records
 from kernelindex_sdk.report import families
+from kernelindex_sdk.validation import InputRules
+from kernelindex_sdk.validation._input_rules import same_json
 
 
 def _same_name(first: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelindex_sdk import _jsontext, _jsonvalue, _jsonwalk, digest
+from kernelindex_sdk import digest
+from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk._json import value as _jsonvalue
+from kernelindex_sdk._json import walk as _jsonwalk
 from kernelindex_sdk.errors import CanonicalizationError
 
 EXACT = _jsonwalk.Rules(exact=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from kernelindex_sdk import validation
+from kernelindex_sdk._base.display import MAX_VALUE, short_repr
 from kernelindex_sdk._cli import main
-from kernelindex_sdk._messages import MAX_VALUE, short_repr
 from kernelindex_sdk.errors import Problem
 
 VECTORS = Path(__file__).parent / "vectors"

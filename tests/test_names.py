@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kernelindex_sdk import _names
+from kernelindex_sdk._base import names as _names
 
 COMMON = Path(__file__).resolve().parent.parent / "schemas" / "v1alpha1" / "common.json"
 
@@ -137,7 +137,7 @@ def test_unique_suffixes_differ_across_processes() -> None:
     import subprocess
     import sys
 
-    code = "from kernelindex_sdk import _names; print(_names.unique_suffix())"
+    code = "from kernelindex_sdk._base import names; print(names.unique_suffix())"
     drawn = {
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -21,7 +21,7 @@ EXAMPLE = Path(__file__).parent / "fixtures" / "liger-jsd-forward-torch-b200.jso
 CHECK_INSTALLED = """
 import pathlib, sys
 import kernelindex_sdk as ki
-from kernelindex_sdk._schemas import schema_dir
+from kernelindex_sdk._base.schemas import schema_dir
 text = pathlib.Path(sys.argv[1]).read_text(encoding="utf-8")
 assert ki.validate(text) == [], ki.validate(text)
 assert ki.dumps(ki.load_record(text)) == text

@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 import importlib
-import io
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _cli_runner import RunCli
 from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import report
-from kernelindex_sdk._cli import main
-from kernelindex_sdk._runs import load_runs
+from kernelindex_sdk._analysis.runs import load_runs
 from kernelindex_sdk.errors import InputError, MissingDependencyError
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBSET = ROOT / "tests" / "fixtures" / "liger" / "all_benchmark_data.subset.csv"
 H200 = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    status = main(list(argv), stdout=out, stderr=err)
-    return status, out.getvalue(), err.getvalue()
 
 
 def b200_jsd() -> list[Any]:
@@ -57,7 +50,7 @@ def test_x_option_chooses_the_swept_parameter() -> None:
     assert all(f.x_values == ["bf16", "fp32"] for f in found)
 
 
-def test_unknown_x_is_an_input_error() -> None:
+def test_unknown_x_is_an_input_error(run_cli: RunCli) -> None:
     with pytest.raises(InputError, match="no run has parameter 'nope'"):
         report.families(load_runs([H200]), x="nope")
     status, _, err = run_cli("report", str(H200), "--x", "nope")
@@ -116,14 +109,16 @@ def test_summary_text_gives_medians_and_speedups_against_the_first() -> None:
     assert " ".join(lines[2].split()) == "1024 400.0 us (400.0-400.0) 100.0 us (100.0-100.0) 4.00x"
 
 
-def test_markdown_report_has_one_titled_table_per_family() -> None:
+def test_markdown_report_has_one_titled_table_per_family(run_cli: RunCli) -> None:
     status, out, _ = run_cli("report", str(H200), "--format", "markdown")
     assert status == 0
     assert out.count("### jsd forward · ") == 4
     assert "| tokens | torch | torch-compile | triton | liger |" in out
 
 
-def test_report_takes_the_harness_and_liger_records_together(tmp_path: Path) -> None:
+def test_report_takes_the_harness_and_liger_records_together(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
     path = write_jsonl(tmp_path / "liger.jsonl", b200_jsd())
     status, out, _ = run_cli("report", str(H200), str(path))
     assert status == 0
@@ -145,7 +140,7 @@ def visible(fig: Any) -> list[Any]:
 
 
 def test_figure_has_one_line_per_implementation_and_the_memory_panel(matplotlib: Any) -> None:
-    from kernelindex_sdk import _plot
+    from kernelindex_sdk._analysis import plot as _plot
 
     fig = _plot.figure(report.families(b200_jsd()))
     axes = visible(fig)
@@ -169,7 +164,7 @@ def test_figure_has_one_line_per_implementation_and_the_memory_panel(matplotlib:
 
 
 def test_bandwidth_panel_where_the_workload_declares_bytes_moved(matplotlib: Any) -> None:
-    from kernelindex_sdk import _plot
+    from kernelindex_sdk._analysis import plot as _plot
 
     fig = _plot.figure(report.families(load_runs([H200])))
     axes = visible(fig)
@@ -187,7 +182,9 @@ def test_bandwidth_panel_where_the_workload_declares_bytes_moved(matplotlib: Any
     assert ax.lines[0].get_ydata()[0] == pytest.approx(run.workload.bytes_moved / run.value.median)
 
 
-def test_plot_writes_a_png_that_reads_back(matplotlib: Any, tmp_path: Path) -> None:
+def test_plot_writes_a_png_that_reads_back(
+    run_cli: RunCli, matplotlib: Any, tmp_path: Path
+) -> None:
     out = tmp_path / "b200.png"
     status, stdout, err = run_cli("report", str(H200), "--plot", str(out))
     assert status == 0, err
@@ -211,7 +208,7 @@ def test_plot_rejects_other_suffixes(matplotlib: Any, tmp_path: Path) -> None:
 
 
 def test_without_matplotlib_tables_still_print_and_one_line_says_why(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     real = importlib.import_module
 

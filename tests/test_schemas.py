@@ -16,7 +16,7 @@ import pytest
 from _paths import set_at
 
 from kernelindex_sdk import validate
-from kernelindex_sdk._schemas import (
+from kernelindex_sdk._base.schemas import (
     BASE_URI,
     SCHEMA_FILES,
     export_schemas,
@@ -354,7 +354,7 @@ def test_codegen_check_finds_a_stale_embedded_copy(tmp_path: Path) -> None:
     common["$defs"]["Digest"]["description"] = "changed"
     (tmp_path / "v1alpha1" / "common.json").write_text(schema_text(common), "utf-8")
     code = (
-        "import sys; from pathlib import Path; import kernelindex_sdk._schemas as s;"
+        "import sys; from pathlib import Path; import kernelindex_sdk._base.schemas as s;"
         f" s.schema_dir = lambda: Path({str(tmp_path / 'v1alpha1')!r});"
         " import codegen;"
         " files = codegen.schema_files();"

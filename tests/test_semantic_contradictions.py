@@ -11,8 +11,9 @@ import pytest
 from _hostile_values import deep, self_containing
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _semantic, digest
-from kernelindex_sdk._messages import article
+from kernelindex_sdk import digest
+from kernelindex_sdk._base.display import article
+from kernelindex_sdk.validation import _semantic
 
 BW = {"unit": "GB/s", "value": 258.872, "metric": "bandwidth", "statistic": "median"}
 

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import validation
+from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk.documents import validate_paths
+from kernelindex_sdk.validation import _registry
 
 BAD = Path(__file__).parent / "bad"
 EXPECTED = json.loads((Path(__file__).parent / "bad_expected.json").read_text("utf-8"))
@@ -45,25 +47,25 @@ def test_nothing_the_reference_refuses_is_valid(name: str) -> None:
     anyway or a semantic check refuses it. The reverse, fast refusing and reference
     accepting (a final newline), is reported with the fast validator's own errors.
     """
-    value, _, parse_problems = ki._jsontext.parse((BAD / name).read_bytes())
+    value, _, parse_problems = _jsontext.parse((BAD / name).read_bytes())
     kind = validation.detect_kind(value)
-    if parse_problems or not isinstance(kind, str) or ki._jsontext.scan_value(value).problems:
+    if parse_problems or not isinstance(kind, str) or _jsontext.scan_value(value).problems:
         return
-    reference = validation._reference_validator(kind).is_valid(value)
-    fast = validation._fast_is_valid(kind, value)
+    reference = _registry.reference_validator(kind).is_valid(value)
+    fast = _registry.fast_is_valid(kind, value)
     if not (reference and fast):
         assert ki.validate(value) != []
 
 
 def test_fast_and_reference_validators_agree_on_the_example(example: dict[str, Any]) -> None:
-    assert validation._fast_is_valid("RecordBundle", example)
-    assert validation._reference_validator("RecordBundle").is_valid(example)
+    assert _registry.fast_is_valid("RecordBundle", example)
+    assert _registry.reference_validator("RecordBundle").is_valid(example)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents("RecordBundle"))
 def test_fast_and_reference_validators_agree_on_generated_documents(doc: dict[str, Any]) -> None:
-    assert validation._fast_is_valid("RecordBundle", doc)
+    assert _registry.fast_is_valid("RecordBundle", doc)
 
 
 def test_schema_is_chosen_by_kind(example: dict[str, Any]) -> None:
@@ -368,7 +370,7 @@ def test_validators_disagreeing_report_the_fast_verdict(
         def iter_errors(self, _: Any) -> list[Any]:
             return []
 
-    monkeypatch.setattr(validation, "_reference_validator", lambda kind: Lenient())
+    monkeypatch.setattr(_registry, "reference_validator", lambda kind: Lenient())
     example["run"]["metadata"]["name"] = "liger\n"
     [problem] = ki.validate(example)
     assert problem.pointer == "/run/metadata/name"
@@ -468,10 +470,10 @@ def test_the_strict_fast_copy_refuses_an_integral_float_without_the_reference(
         def iter_errors(self, _: Any) -> list[Any]:
             return []
 
-    monkeypatch.setattr(validation, "_reference_validator", lambda kind: Lenient())
+    monkeypatch.setattr(_registry, "reference_validator", lambda kind: Lenient())
     example["protocol"]["spec"]["measurement"]["minSamples"] = 100.0
-    assert validation._fast_is_valid("RecordBundle", example)
-    assert not validation._fast_is_valid("RecordBundle", example, strict=True)
+    assert _registry.fast_is_valid("RecordBundle", example)
+    assert not _registry.fast_is_valid("RecordBundle", example, strict=True)
     [problem] = ki.validate(example)
     assert problem.pointer == "/protocol/spec/measurement/minSamples"
     assert "without a fraction" in problem.message

@@ -1,6 +1,6 @@
 """Render the semantic checks (what JSON Schema cannot express) as a reference page.
 
-The list is read from the table validation runs (``kernelindex_sdk._semantic.CHECKS``),
+The list is read from the table validation runs (``kernelindex_sdk.validation._semantic.CHECKS``),
 one line per check from its docstring, so a check added there shows up here.
 """
 
@@ -41,7 +41,7 @@ def render_page(checks: Sequence[Callable[..., Any]], digest_check: Callable[...
         [
             "# Checks beyond the schemas",
             "",
-            "<!-- generated from kernelindex_sdk._semantic.CHECKS"
+            "<!-- generated from kernelindex_sdk.validation._semantic.CHECKS"
             " by docs/hooks/checks_reference.py -->",
             "",
             "A record is valid when it matches its [schema](schemas/bundle.md) and passes these",

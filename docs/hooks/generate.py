@@ -28,8 +28,10 @@ import checks_reference  # noqa: E402
 import cli_reference  # noqa: E402
 import schema_reference  # noqa: E402
 
-from kernelindex_sdk import _schemas, _semantic, self_contained_schema  # noqa: E402
+from kernelindex_sdk import self_contained_schema  # noqa: E402
+from kernelindex_sdk._base import schemas as _schemas  # noqa: E402
 from kernelindex_sdk._cli import _common, _parser  # noqa: E402
+from kernelindex_sdk.validation import _semantic  # noqa: E402
 
 __all__ = ["on_files"]
 

@@ -5,7 +5,7 @@ form, validate documents, and compute digests. ``import kernelindex_sdk`` never
 imports torch or Triton; :mod:`kernelindex_sdk.reference_kernels` does.
 """
 
-from ._schemas import API_VERSION, SAFE_INT, export_schemas, self_contained_schema
+from ._base.schemas import API_VERSION, SAFE_INT, export_schemas, self_contained_schema
 from ._version import __version__
 from .convert import (
     as_json,

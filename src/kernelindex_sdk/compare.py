@@ -15,11 +15,12 @@ from typing import Any, Final
 
 import attrs
 
-from . import _arguments
-from ._compare_render import FORMATS, pairs_as_json, render
-from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
-from ._semantic import _BASE_UNIT, _UNITS
+from ._analysis import compare_render as _render
+from ._analysis.compare_render import FORMATS
+from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
+from ._base import arguments as _arguments
+from ._base.display import short_repr
+from ._base.units import BASE_UNIT, RATE_DIMENSIONS, UNITS
 from .errors import ArgumentError
 
 __all__ = [
@@ -74,13 +75,13 @@ def _fraction(argument: str, value: Any) -> float:
 def _in_base_unit(stat: Stat) -> Stat:
     """``stat`` in its dimension's base unit (MiB and GiB in bytes, ms in ns); a unit the
     table does not know stays as it is."""
-    dimension = _UNITS.get(stat.unit)
+    dimension = UNITS.get(stat.unit)
     if dimension is None or dimension[1] == 1:
         return stat
     factor = dimension[1]
     return Stat(
         stat.metric,
-        _BASE_UNIT[dimension[0]],
+        BASE_UNIT[dimension[0]],
         stat.median * factor,
         None if stat.p20 is None else stat.p20 * factor,
         None if stat.p80 is None else stat.p80 * factor,
@@ -95,7 +96,7 @@ def _comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
     are not positive (a ratio of or to 0 means nothing) cannot be compared.
     """
     if base.unit != new.unit:
-        b, n = _UNITS.get(base.unit), _UNITS.get(new.unit)
+        b, n = UNITS.get(base.unit), UNITS.get(new.unit)
         if b is None or n is None or b[0] != n[0]:
             return f"units differ: {base.unit!r} vs {new.unit!r}"
         base, new = _in_base_unit(base), _in_base_unit(new)
@@ -160,7 +161,7 @@ def higher_is_better(stat: Stat) -> bool:
         ArgumentError: when ``stat`` is not a Stat.
     """
     _arguments.instance(stat, Stat, "stat")
-    return _UNITS.get(stat.unit, ("", 1))[0] in ("bytes/s", "flop/s")
+    return UNITS.get(stat.unit, ("", 1))[0] in RATE_DIMENSIONS
 
 
 @attrs.frozen
@@ -652,3 +653,25 @@ def _index(runs: Iterable[Run], key: Any) -> dict[tuple[str, ...], list[Run]]:
     for run in runs:
         out.setdefault(key(run), []).append(run)
     return out
+
+
+def render(comparison: Comparison, fmt: str = "text") -> str:
+    """The comparison in one of :data:`FORMATS`, ending with a newline.
+
+    Raises:
+        ArgumentError: for an unknown format (it is a ValueError too), or when
+            ``comparison`` is not a Comparison.
+    """
+    # Checked here: the renderer takes what it draws and imports nothing from this module.
+    _arguments.instance(comparison, Comparison, "comparison")
+    return _render.render(comparison, fmt)
+
+
+def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
+    """The documented JSON form: one object per row, pairs first, then the unpaired.
+
+    Raises:
+        ArgumentError: when ``c`` is not a Comparison.
+    """
+    _arguments.instance(c, Comparison, "comparison")
+    return _render.pairs_as_json(c)

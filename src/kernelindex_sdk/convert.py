@@ -13,13 +13,20 @@ from cattrs.errors import (
     IterableValidationError,
 )
 
-from . import _jsontext, validation
-from ._converter import as_json, configure_converter, default_converter, make_converter, wire_names
-from ._jsonvalue import check_json_value
-from ._messages import short_repr
-from ._published import published_text
-from ._schemas import BUNDLE
-from ._time import format_observed_at, parse_observed_at
+from . import validation
+from ._base.display import short_repr
+from ._base.schemas import BUNDLE
+from ._base.timestamps import format_observed_at, parse_observed_at
+from ._json import text as _jsontext
+from ._json.converter import (
+    as_json,
+    configure_converter,
+    default_converter,
+    make_converter,
+    wire_names,
+)
+from ._json.published import published_text
+from ._json.value import check_json_value
 from .errors import ArgumentError, CanonicalizationError, Problem, SchemaValidationError
 from .models import (
     BenchmarkProtocol,
@@ -89,22 +96,6 @@ def _json_problem(err: CanonicalizationError) -> Problem:
     return Problem(pointer=err.pointer, message=err.reason, code="json")
 
 
-def _locate(problems: list[Problem], text: str | None) -> list[Problem]:
-    # Text input: give every problem its line and column, as validation's own do.
-    if text is None:
-        return problems
-    source_map = _jsontext.SourceMap(text)
-    located = []
-    for problem in problems:
-        where = None
-        if problem.line is None:
-            where = source_map.locate(problem.pointer, key=problem.code == "additionalProperties")
-        located.append(
-            problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-        )
-    return located
-
-
 def _load(doc: Any, cls: type[T], kind: str, *, validate: bool, verify_digests: bool) -> T:
     text: str | None = None
     if isinstance(doc, (str, bytes, bytearray)):
@@ -119,7 +110,9 @@ def _load(doc: Any, cls: type[T], kind: str, *, validate: bool, verify_digests: 
     try:
         check_json_value(value)
     except CanonicalizationError as err:
-        raise SchemaValidationError(problems=_locate([_json_problem(err)], text)) from err
+        raise SchemaValidationError(
+            problems=list(_jsontext.located([_json_problem(err)], text))
+        ) from err
     if validate:
         problems = validation.validate(value, kind=kind, text=text, verify_digests=verify_digests)
         if problems:
@@ -127,7 +120,7 @@ def _load(doc: Any, cls: type[T], kind: str, *, validate: bool, verify_digests: 
     try:
         return default_converter.structure(value, cls)
     except (cattrs.BaseValidationError, TypeError, ValueError) as err:
-        found = _locate(list(_structure_problems(err)), text)
+        found = list(_jsontext.located(_structure_problems(err), text))
         raise SchemaValidationError(problems=found) from err
 
 

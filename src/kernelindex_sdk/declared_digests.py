@@ -15,8 +15,8 @@ from typing import IO
 import attrs
 
 from . import validation
-from .documents import Document, FileProblem, OnError, OnNotice, iter_documents
-from .errors import SchemaValidationError
+from .documents import Document, OnError, OnNotice, iter_documents
+from .errors import FileProblem, SchemaValidationError
 
 __all__ = ["DocumentDigests", "digest_documents"]
 

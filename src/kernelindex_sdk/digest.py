@@ -15,10 +15,10 @@ from typing import Any, Final
 import attrs
 import rfc8785
 
-from ._converter import as_json
-from ._jsonvalue import check_json_value
-from ._messages import article, short_repr
-from ._schemas import API_VERSION, BUNDLE, SAFE_INT
+from ._base.display import article, short_repr
+from ._base.schemas import API_VERSION, BUNDLE, SAFE_INT
+from ._json.converter import as_json
+from ._json.value import check_json_value
 from .errors import ArgumentError, CanonicalizationError
 from .models import (
     BenchmarkProtocol,

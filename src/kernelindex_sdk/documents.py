@@ -23,15 +23,24 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _arguments, _bundle_reader, _jsontext, validation
-from ._display import cut_pointer, display_path, json_safe, printable, printable_pointer
-from ._files import check_new_file, describe_mode, existing_kind, replace_file
-from ._input_rules import InputRules
+from . import validation
+from ._base import arguments as _arguments
+from ._base.display import display_path, printable
+from ._base.files import check_new_file, describe_mode, existing_kind, replace_file
+from ._json import text as _jsontext
 from .convert import dump, dumps
-from .errors import InputError, Problem, SchemaValidationError, input_errors
+from .errors import (
+    MAX_MESSAGE,
+    FileProblem,
+    InputError,
+    SchemaValidationError,
+    input_errors,
+)
+from .validation import InputRules
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "MAX_MESSAGE",
     "Document",
     "DocumentResult",
     "FileProblem",
@@ -53,8 +62,6 @@ _READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
-#: How long a message may be when printed.
-MAX_MESSAGE: Final = 1000
 
 OnError = Callable[[InputError], None]
 #: Called with a notice: something worth saying that is not a problem (one line).
@@ -78,70 +85,6 @@ class Document:
     def label(self) -> str:
         """``file`` for a JSON document, ``file:line`` for a JSON Lines record."""
         return f"{self.source}:{self.line}" if self.json_lines else self.source
-
-
-@attrs.frozen
-class FileProblem:
-    """A problem of a document in a file, with the file's name and line.
-
-    ``document_line`` is the line a JSON Lines document starts on: it places a problem
-    that has no line of its own (nesting too deep, say) on its line of the file.
-    """
-
-    source: str
-    problem: Problem
-    document_line: int | None = None
-
-    @classmethod
-    def in_document(cls, document: Document, problem: Problem) -> FileProblem:
-        """A problem found in ``document``'s text, placed in its file.
-
-        The problem's line (counted in the document) becomes the file's line, and a
-        JSON Lines document's line stands for a problem that has none of its own.
-        """
-        if problem.line is not None and document.line != 1:
-            problem = attrs.evolve(problem, line=problem.line + document.line - 1)
-        return cls(
-            source=document.source,
-            problem=problem,
-            document_line=document.line if document.json_lines else None,
-        )
-
-    @property
-    def line(self) -> int | None:
-        """The problem's line in the file, else its document's line, else None."""
-        return self.problem.line if self.problem.line is not None else self.document_line
-
-    def __str__(self) -> str:
-        # One line per problem, whatever a file name, key or value holds.
-        p = self.problem
-        source = printable(display_path(self.source))
-        if p.line is not None:
-            where = f"{source}:{p.line}:{p.column}"
-        elif self.document_line is not None:
-            where = f"{source}:{self.document_line}"
-        else:
-            where = source
-        pointer = printable_pointer(p.pointer) or "(document)"
-        return f"{where}: {pointer}: {printable(p.message, MAX_MESSAGE)} [{p.code}]"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The problem as a JSON object (``kernelindex validate --format json``).
-
-        Each key in the pointer is cut to 80 characters and the message to
-        :data:`MAX_MESSAGE`. No string holds a lone surrogate: a file name's bytes
-        that are not UTF-8 read ``\\xNN``, and a lone surrogate from a key reads as
-        the text of its escape (``\\ud800``), so that strict JSON parsers accept it.
-        """
-        p = self.problem
-        return {
-            "source": json_safe(display_path(self.source)),
-            "pointer": json_safe(cut_pointer(p.pointer)),
-            "message": json_safe(p.message[:MAX_MESSAGE]),
-            "code": p.code,
-            "line": self.line,
-            "column": p.column,
-        }
 
 
 @attrs.frozen
@@ -392,7 +335,7 @@ def check_documents(
     See :func:`iter_documents` for the arguments and for how paths are read.
 
     Args:
-        quick: Read valid bundles through ``_bundle_reader`` (their protocol and
+        quick: Read valid bundles through :class:`validation.BundleReader` (their protocol and
             environment text read and validated once per input), the full check only
             for what it cannot prove valid: the same verdicts and problems, but a
             valid bundle's repeated members are then one shared value, which the
@@ -402,27 +345,23 @@ def check_documents(
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
     rules = InputRules()
-    reader = _bundle_reader.BundleReader() if quick and not verify_digests else None
+    reader = validation.BundleReader() if quick and not verify_digests else None
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         value = None if reader is None else reader.read(document.text)
         if value is not None:
             located = list(rules.admit(value, display_path(document.label)).problems)
             if located:
-                # Valid JSON text: it decodes, and the source map locates the problems.
-                raw = document.text
-                decoded = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-                where_map = _jsontext.SourceMap(decoded)
-                located = [_locate(p, where_map) for p in located]
+                # Valid JSON text (the quick reader read it): the problems get their places.
+                located = list(_jsontext.located(located, document.text))
             found = tuple(FileProblem.in_document(document, p) for p in located)
             yield DocumentResult(document=document, problems=found, value=None if found else value)
             continue
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text
-        problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+        problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
         if not problems:
-            clashes = rules.admit(value, display_path(document.label)).problems
-            source_map = _jsontext.SourceMap(text) if text is not None else None
-            problems = [_locate(p, source_map) for p in clashes]
+            admitted = rules.admit(value, display_path(document.label)).problems
+            problems = list(_jsontext.located(admitted, text))
         found = tuple(FileProblem.in_document(document, p) for p in problems)
         yield DocumentResult(document=document, problems=found, value=None if found else value)
 
@@ -448,27 +387,27 @@ def validate_paths(
         yield from result.problems
 
 
-def _locate(problem: Problem, source_map: _jsontext.SourceMap | None) -> Problem:
-    where = source_map.locate(problem.pointer) if source_map is not None else None
-    return problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-
-
-def _json_text(record: Any, *, indent: int | None) -> str:
+def _json_text(record: Any, *, indent: int | None, validated: bool = False) -> str:
     """The published form of a record, refusing what is not JSON (NaN, lone surrogates)."""
     value = record if isinstance(record, (dict, list)) else dump(record)
     problems = _jsontext.scan_value(value).problems
     if problems:
         raise SchemaValidationError(problems=problems)
-    return dumps(value, indent=indent)
+    return dumps(value, indent=indent, validate=not validated)
 
 
-def json_line(record: Any) -> str:
+def json_line(record: Any, *, validated: bool = False) -> str:
     """One record (a model instance or its JSON value) as a compact JSON line with its newline.
+
+    Args:
+        record: The record.
+        validated: The caller validated this very record (the harness checks each one
+            it makes): it is checked as JSON only, not against the schema again.
 
     Raises:
         SchemaValidationError: when the record is not a JSON value (NaN, a lone surrogate).
     """
-    return _json_text(record, indent=None) + "\n"
+    return _json_text(record, indent=None, validated=validated) + "\n"
 
 
 def _needs_newline(path: str) -> bool:
@@ -587,14 +526,18 @@ class JSONLinesWriter:
                 self._file = open(self._path, "ab", buffering=0)  # noqa: SIM115 (see close())
         self._opened = True
 
-    def write(self, record: Any) -> None:
+    def write(self, record: Any, *, validated: bool = False) -> None:
         """Append one record (a model instance or its JSON value) as one line.
+
+        Args:
+            record: The record.
+            validated: The caller validated this very record: see :func:`json_line`.
 
         Raises:
             SchemaValidationError: when the record is not a JSON value; nothing is written.
             InputError: when the file cannot be written (a full disk, say).
         """
-        line = json_line(record)
+        line = json_line(record, validated=validated)
         self.open()
         with input_errors(self._where):
             if self._file is None:

@@ -9,25 +9,26 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Final, Protocol
 
 import attrs
 import rfc8785
 
-if TYPE_CHECKING:
-    # Only for the annotation: documents imports this module, not the other way round.
-    from .documents import FileProblem
-
-from ._display import display_path, printable, printable_pointer
+# The one module of ours this one imports: it imports nothing, and every message
+# printed here goes through it.
+from ._base.display import cut_pointer, display_path, json_safe, printable, printable_pointer
 
 __all__ = [
+    "MAX_MESSAGE",
     "ArgumentError",
     "CanonicalizationError",
+    "FileProblem",
     "InputError",
     "KernelIndexError",
     "LaunchError",
     "MissingDependencyError",
     "OutputIsInputError",
+    "PlacedText",
     "Problem",
     "RecordSetError",
     "SchemaValidationError",
@@ -35,6 +36,7 @@ __all__ = [
     "StoreClashError",
     "StoreError",
     "StoreLayoutError",
+    "SweepOptionError",
     "TimestampError",
     "UnsupportedSourceError",
     "input_errors",
@@ -65,6 +67,93 @@ class Problem:
         where = f"{self.line}:{self.column}: " if self.line is not None else ""
         pointer = printable_pointer(self.pointer) or "(document)"
         return f"{where}{pointer}: {printable(self.message)} [{self.code}]"
+
+
+#: How long a message may be when printed.
+MAX_MESSAGE: Final = 1000
+
+
+class PlacedText(Protocol):
+    """Where a document's text sits in its file (:class:`kernelindex_sdk.documents.Document`).
+
+    A protocol, so that this module needs nothing from the modules above it.
+    """
+
+    @property
+    def source(self) -> str:
+        """The file's name (``-`` for standard input)."""
+
+    @property
+    def line(self) -> int:
+        """The line of the file the document starts on."""
+
+    @property
+    def json_lines(self) -> bool:
+        """Whether the document is one line of a JSON Lines source."""
+
+
+@attrs.frozen
+class FileProblem:
+    """A problem of a document in a file, with the file's name and line.
+
+    ``document_line`` is the line a JSON Lines document starts on: it places a problem
+    that has no line of its own (nesting too deep, say) on its line of the file.
+    """
+
+    source: str
+    problem: Problem
+    document_line: int | None = None
+
+    @classmethod
+    def in_document(cls, document: PlacedText, problem: Problem) -> FileProblem:
+        """A problem found in ``document``'s text, placed in its file.
+
+        The problem's line (counted in the document) becomes the file's line, and a
+        JSON Lines document's line stands for a problem that has none of its own.
+        """
+        if problem.line is not None and document.line != 1:
+            problem = attrs.evolve(problem, line=problem.line + document.line - 1)
+        return cls(
+            source=document.source,
+            problem=problem,
+            document_line=document.line if document.json_lines else None,
+        )
+
+    @property
+    def line(self) -> int | None:
+        """The problem's line in the file, else its document's line, else None."""
+        return self.problem.line if self.problem.line is not None else self.document_line
+
+    def __str__(self) -> str:
+        # One line per problem, whatever a file name, key or value holds.
+        p = self.problem
+        source = printable(display_path(self.source))
+        if p.line is not None:
+            where = f"{source}:{p.line}:{p.column}"
+        elif self.document_line is not None:
+            where = f"{source}:{self.document_line}"
+        else:
+            where = source
+        pointer = printable_pointer(p.pointer) or "(document)"
+        return f"{where}: {pointer}: {printable(p.message, MAX_MESSAGE)} [{p.code}]"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The problem as a JSON object (``kernelindex validate --format json``).
+
+        Each key in the pointer is cut to 80 characters and the message to
+        :data:`MAX_MESSAGE`. No string holds a lone surrogate: a file name's bytes
+        that are not UTF-8 read ``\\xNN``, and a lone surrogate from a key reads as
+        the text of its escape (``\\ud800``), so that strict JSON parsers accept it.
+        """
+        p = self.problem
+        return {
+            "source": json_safe(display_path(self.source)),
+            "pointer": json_safe(cut_pointer(p.pointer)),
+            "message": json_safe(p.message[:MAX_MESSAGE]),
+            "code": p.code,
+            "line": self.line,
+            "column": p.column,
+        }
 
 
 class KernelIndexError(Exception):
@@ -114,6 +203,16 @@ class InputError(KernelIndexError):
     def from_os_error(cls, source: str | Path, err: OSError) -> InputError:
         """The InputError for an OSError met while reading or writing ``source``."""
         return cls(source=str(source), reason=err.strerror or str(err))
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class SweepOptionError(InputError):
+    """A sweep option a caller gave is unusable (the CLI: exit status 2).
+
+    Attributes:
+        source: The parameter (``beta``); the CLI names its flag (``--beta``) instead.
+        reason: What was expected and what was found.
+    """
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

@@ -17,20 +17,15 @@ from typing import IO, Any, Final
 
 import attrs
 
-from . import _arguments, _jsontext, validation
-from ._converter import as_json
-from ._display import display_path
-from ._files import existing_kind, replace_file
-from ._input_rules import InputRules
-from .documents import (
-    STDIN,
-    FileProblem,
-    JSONLinesWriter,
-    check_json_lines_target,
-    iter_documents,
-    json_line,
-)
-from .errors import Problem, RecordSetError
+from . import validation
+from ._base import arguments as _arguments
+from ._base.display import display_path
+from ._base.files import existing_kind, replace_file
+from ._json import text as _jsontext
+from ._json.converter import as_json
+from .documents import STDIN, JSONLinesWriter, check_json_lines_target, iter_documents, json_line
+from .errors import FileProblem, Problem, RecordSetError
+from .validation import InputRules
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
 

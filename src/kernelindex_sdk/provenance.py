@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import attrs
 
-from ._time import format_observed_at
+from ._base.timestamps import format_observed_at
 from .errors import ArgumentError
 
 __all__ = [

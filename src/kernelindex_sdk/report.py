@@ -15,12 +15,11 @@ from typing import Any, Final
 
 import attrs
 
-from . import _arguments
-from ._compare_render import noise_legend
-from ._display import markdown_text, printable
-from ._messages import short_repr
-from ._runs import Run, RunSet, Stat, run_set, short_digest
-from ._tables import markdown_table, spread, text_table
+from ._analysis.compare_render import noise_legend
+from ._analysis.runs import Run, RunSet, Stat, run_set, short_digest
+from ._analysis.tables import markdown_table, spread, text_table
+from ._base import arguments as _arguments
+from ._base.display import markdown_text, printable, short_repr
 from .compare import environment_label
 from .errors import ArgumentError, InputError
 
@@ -274,7 +273,7 @@ def table_rows(
     family: Family, esc: Callable[[str], str] = printable
 ) -> tuple[list[str], list[list[str]]]:
     """The header and rows of a family's table, record text passed through ``esc``
-    (printable for text; :func:`~kernelindex_sdk._display.markdown_text` for Markdown).
+    (printable for text; :func:`~kernelindex_sdk._base.display.markdown_text` for Markdown).
 
     Raises:
         ArgumentError: when ``family`` is not a Family.
@@ -360,6 +359,6 @@ def plot(found: list[Family], path: str | Path) -> None:
     """
     _families(found)
     _arguments.path(path)
-    from . import _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
+    from ._analysis import plot as _plot  # noqa: PLC0415 - matplotlib stays out of `import kernelindex_sdk`
 
     _plot.save(_plot.figure(found), path)

@@ -19,7 +19,7 @@ from typing import Final, TypeVar
 
 import attrs
 
-from ._numbers import parse_integer, shown
+from ._base.numbers import parse_integer, shown
 from .errors import ArgumentError, LaunchError
 
 __all__ = [

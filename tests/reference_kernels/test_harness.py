@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import kernelindex_sdk as ki
-from kernelindex_sdk import _noise
+from kernelindex_sdk._base import noise as _noise
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.reference_kernels import harness
 from kernelindex_sdk.reference_kernels.jsd import reference, sweep
@@ -359,7 +359,7 @@ def test_an_oom_point_is_recorded_and_the_sweep_goes_on(
 def test_names_from_hostile_device_names_are_valid(
     monkeypatch: pytest.MonkeyPatch, hostile: str
 ) -> None:
-    """Run and environment names come from kernelindex_sdk._names: ASCII and schema-valid."""
+    """Run and environment names come from kernelindex_sdk._base.names: ASCII and schema-valid."""
     real = harness.environment_spec
 
     def hostile_spec(device: Any) -> dict[str, Any]:
@@ -423,7 +423,7 @@ def test_runs_started_in_one_millisecond_get_different_names(
 
 def test_a_test_can_fix_run_names(monkeypatch: pytest.MonkeyPatch) -> None:
     """The random part is one function: replaced, the same run gets the same name."""
-    from kernelindex_sdk import _names
+    from kernelindex_sdk._base import names as _names
 
     monkeypatch.setattr(harness, "datetime", _FrozenClock)
     monkeypatch.setattr(_names, "unique_suffix", lambda: "fixed")
@@ -501,3 +501,34 @@ def test_the_wall_clock_resets_grads_before_every_call() -> None:
 
     harness.time_wall_clock(step, 7, [x])
     assert seen == [True] * (7 + harness.CPU_WARMUP_CALLS)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [ValueError("bad shape\nsecond line"), torch.cuda.OutOfMemoryError("out of memory")],
+    ids=["error", "out-of-memory"],
+)
+def test_failed_record_is_the_record_bench_makes_of_a_raising_call(error: Exception) -> None:
+    """harness.failed_record needs no function that raises: same failure, same digests."""
+    workload = {"operation": "jsd", "pass": "forward", "parameters": {"BT": 4, "V": 64}}
+    implementation = {"provider": "torch", "packages": {"torch": str(torch.__version__)}}
+
+    def raises() -> None:
+        raise error
+
+    made = [
+        ki.dump(
+            harness.bench(raises, workload=workload, implementation=implementation, device=CPU)
+        ),
+        ki.dump(
+            harness.failed_record(
+                error, workload=workload, implementation=implementation, device=CPU
+            )
+        ),
+    ]
+    for record in made:
+        record["run"]["spec"].pop("observedAt")
+        record["run"]["metadata"].pop("name")
+    assert made[0] == made[1]
+    assert made[1]["run"]["spec"]["status"] == "failed"
+    assert "timing" not in made[1]["run"]["spec"]

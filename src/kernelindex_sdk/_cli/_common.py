@@ -1,6 +1,6 @@
 """What every subcommand shares: the streams, the exit statuses and argument types.
 
-Every numeric option is read by :mod:`kernelindex_sdk._numbers` (ASCII digits, a finite
+Every numeric option is read by :mod:`kernelindex_sdk._base.numbers` (ASCII digits, a finite
 range), as the launcher variables are: one reading of numbers for the whole command.
 """
 
@@ -16,8 +16,8 @@ from typing import IO
 
 import attrs
 
-from .._numbers import parse_decimal, parse_integer
-from .._schemas import SAFE_INT
+from .._base.numbers import parse_decimal, parse_integer
+from .._base.schemas import SAFE_INT
 from ..errors import ArgumentError, InputError
 
 __all__ = [

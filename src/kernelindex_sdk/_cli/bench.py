@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import InputError
+import attrs
+
+from ..errors import InputError, SweepOptionError
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -20,6 +22,19 @@ from ._common import (
 from .store import add_provenance
 
 __all__ = ["register"]
+
+
+# The flag of each parameter a sweep option error names.
+_FLAGS = {
+    "providers": "--impl",
+    "tokens": "--tokens",
+    "vocab": "--vocab",
+    "tokens/vocab": "--tokens/--vocab",
+    "dtypes": "--dtype",
+    "beta": "--beta",
+    "input_grad": "--input-grad",
+    "timer": "--timer",
+}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,18 +128,22 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     from ..models import RecordBundle
 
     # Raises LaunchError or SweepOptionError (exit 2, one line) before anything runs.
-    part = prepare_jsd(
-        providers=args.impl,
-        out=args.out,
-        shard=args.shard,
-        devices=args.devices,
-        tokens=args.tokens,
-        vocab=args.vocab,
-        dtypes=args.dtype,
-        beta=args.beta,
-        input_grad=args.input_grad,
-        timer=args.timer,
-    )
+    try:
+        part = prepare_jsd(
+            providers=args.impl,
+            out=args.out,
+            shard=args.shard,
+            devices=args.devices,
+            tokens=args.tokens,
+            vocab=args.vocab,
+            dtypes=args.dtype,
+            beta=args.beta,
+            input_grad=args.input_grad,
+            timer=args.timer,
+        )
+    except SweepOptionError as err:
+        # The library names its parameter (providers); the command line, its flag.
+        raise attrs.evolve(err, source=_FLAGS.get(err.source, err.source)) from None
     from ..convert import dump
     from ..provenance import Provenance, annotate, detect
 
@@ -156,8 +175,10 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         def write(record: RecordBundle) -> None:
             nonlocal failed
             value = dump(record)
-            annotate(value, origin)
-            out.write(value)
+            # The harness validated the record: written as it is, it is not validated
+            # again; one given provenance annotations here is a new record, checked whole.
+            added = annotate(value, origin)
+            out.write(value, validated=not added)
             made.append(record)
             spec = record.run.spec
             failed += spec.status == "failed"
@@ -176,10 +197,11 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             silence_stdout(io)
             return EXIT_INVALID if failed else EXIT_OK
     if made and not args.no_summary:
-        from .._bench_summary import bench_summary
+        from .._analysis.bench_summary import bench_summary
 
         # stderr: standard output may carry the records themselves.
-        print(bench_summary(made), file=io.stderr, end="")
+        # The harness validated each record it made: the summary does not again.
+        print(bench_summary(made, validated=True), file=io.stderr, end="")
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._files import refuse_overwriting_inputs
-from .._numbers import MAX_TEXT, parse_integer
+from .._base.files import refuse_overwriting_inputs
+from .._base.numbers import MAX_TEXT, parse_integer
 from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
 from ..store.history import FORMATS, history, render_history
-from . import analysis
 from ._common import EXIT_OK, EXIT_USAGE, Streams, stdout_fd
+from ._verdict import load, problems, verdict, write
 from .store import add_db, add_filters, filters_of
 
 __all__ = ["compare_with_branch", "register"]
@@ -45,7 +45,7 @@ def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
         found = history(store.rows(**filters), spec=store.spec)
     if args.changed:
         found = [h for h in found if h.changes]
-    analysis._write(render_history(found, args.format, points=args.points), io)
+    write(render_history(found, args.format, points=args.points), io)
     return EXIT_OK
 
 
@@ -80,8 +80,8 @@ def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
         if getattr(args, dest):
             return _usage(io, f"{flag} cannot be used with --history (the series choose the base)")
     refuse_overwriting_inputs(stdout_fd(io), [args.base])
-    new = analysis._load([args.base], io, args.verify_digests)
-    invalid = analysis._problems(new, "NEW", io)
+    new = load([args.base], io, args.verify_digests)
+    invalid = problems(new, "NEW", io)
     with open_store(args.db, create=False) as store:
         result = compare_to_branch(
             store.rows(branch=args.history),
@@ -91,7 +91,7 @@ def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
             branch=args.history,
             threshold=args.threshold / 100,
         )
-    return analysis._verdict(args, io, result, invalid)
+    return verdict(args, io, result, invalid)
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:

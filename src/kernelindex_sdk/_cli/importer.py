@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .._display import display_path, printable
+from .._base.display import display_path, printable
 from ..errors import InputError, KernelIndexError
 from ..provenance import Provenance
 from ._common import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from .. import merge
-from .._display import display_path, printable
-from .._files import refuse_overwriting_inputs
+from .._base.display import display_path, printable
+from .._base.files import refuse_overwriting_inputs
 from ..documents import check_json_lines_target
 from ._common import EXIT_OK, Streams, add_verify_digests, notice, stdout_fd
 

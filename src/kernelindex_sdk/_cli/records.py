@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 
 from .. import declared_digests, documents, validation
-from .._display import display_path, json_safe, printable, printable_pointer
-from .._files import refuse_overwriting_inputs
-from .._schemas import (
+from .._base.display import display_path, json_safe, printable, printable_pointer
+from .._base.files import refuse_overwriting_inputs
+from .._base.schemas import (
     SCHEMA_FILES,
     export_schemas,
     load_schemas,

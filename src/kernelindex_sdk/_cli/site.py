@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._display import display_path, printable
-from .._numbers import parse_decimal
+from .._base.display import display_path, printable
+from .._base.numbers import parse_decimal
 from ..errors import ArgumentError
 from ..site import build_site
 from ._common import EXIT_OK, Streams

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .._display import display_path, printable
+from .._base.display import display_path, printable
 from ..errors import ArgumentError
 from ..provenance import normalize_commit_time
 from ..store import DEFAULT_DB, ENV_VAR, IngestReport, open_store

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from .. import _names
+from .._base import names as _names
 from ..convert import dump
 from ..digest import canonical_bytes
 

@@ -36,7 +36,7 @@ def check_inputs(sources: Sequence[str], out: str) -> list[str]:
     """Check that every input can be read and that ``out`` is no directory.
 
     Whether ``out`` is one of the inputs is for
-    :func:`kernelindex_sdk._files.refuse_overwriting_inputs`, called first.
+    :func:`kernelindex_sdk._base.files.refuse_overwriting_inputs`, called first.
 
     Returns:
         The inputs in order, each file once: a path given twice, or two paths (links)

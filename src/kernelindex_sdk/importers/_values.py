@@ -15,9 +15,9 @@ import math
 import re
 from typing import Any, Final
 
-from .._messages import short_repr
-from .._numbers import DECIMAL
-from .._schemas import SAFE_INT
+from .._base.display import short_repr
+from .._base.numbers import DECIMAL
+from .._base.schemas import SAFE_INT
 
 __all__ = [
     "PARAMETER_NAME",

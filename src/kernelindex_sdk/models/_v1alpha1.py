@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._time import utc_milliseconds
+from .._base.timestamps import utc_milliseconds
 
 SchemaReference: TypeAlias = str
 """

@@ -13,14 +13,15 @@ import inspect
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import attrs
 import torch
 
-from .. import __version__, _names, digest, load_record
-from .._noise import NOISY_ANNOTATION, is_noisy
-from .._schemas import API_VERSION as API
+from .. import __version__, digest, load_record
+from .._base import names as _names
+from .._base.noise import NOISY_ANNOTATION, is_noisy
+from .._base.schemas import API_VERSION as API
 from ..convert import format_observed_at
 from ..errors import ArgumentError
 from ..models import RecordBundle
@@ -44,6 +45,7 @@ __all__ = [
     "Check",
     "Measured",
     "bench",
+    "failed_record",
     "noise_annotations",
     "protocol_spec",
     "source_digest",
@@ -203,7 +205,7 @@ class Check:
 def noise_annotations(measured: Measured) -> dict[str, str]:
     """The noisy-run annotation of a timing whose spread passes the one noise rule, else none.
 
-    The rule is :func:`kernelindex_sdk._noise.is_noisy` on the p20 and p80 the record
+    The rule is :func:`kernelindex_sdk._base.noise.is_noisy` on the p20 and p80 the record
     carries (integer ns): p80 / p20 above 1.10. The value is the ratio rounded up to
     three decimals, so that it always reads above the threshold (a noisy 1.1001 is
     ``"1.101"``, never ``"1.100"``), e.g. ``{"kernelindex.dev/noisy": "1.423"}``. An
@@ -292,24 +294,8 @@ def bench(
     Raises:
         ArgumentError: for a timer not in :data:`TIMERS` (it is a ValueError too).
     """
-    if device is None:
-        device = (
-            torch.device("cuda", torch.cuda.current_device())
-            if torch.cuda.is_available()
-            else torch.device("cpu")
-        )
-    observed = datetime.now(timezone.utc)
-    protocol = protocol_spec(device, min_samples=min_samples, timer=timer)
-    environment = environment_spec(device)
-    spec: dict[str, Any] = {
-        "observedAt": observed,
-        "workload": workload,
-        "implementation": implementation,
-        "protocolDigest": digest.protocol_digest(protocol),
-        "environmentDigest": digest.environment_digest(environment),
-        "workloadDigest": digest.workload_digest(workload),
-        "implementationDigest": digest.implementation_digest(implementation),
-    }
+    device = _device(device)
+    spec, protocol, environment = _run_spec(device, workload, implementation, min_samples, timer)
     checks = [Check(name="output", atol=atol, rtol=rtol), *further]
     outcome = _attempt(
         fn,
@@ -322,47 +308,138 @@ def bench(
         min_samples,
         timer,
     )
-    correctness, failure, measured, errors = outcome
-    if correctness is not None:
-        spec["correctness"] = correctness
-    if failure is not None:
-        spec.update(status="failed", failure=failure)
+    _record_outcome(spec, outcome, verified=reference is not None, workload=workload)
+    notes = _notes(device, annotations, outcome.measured, further)
+    return _bundle(
+        spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
+    )
+
+
+def failed_record(
+    error: BaseException,
+    *,
+    workload: dict[str, Any],
+    implementation: dict[str, Any],
+    device: torch.device | None = None,
+    min_samples: int = MIN_SAMPLES,
+    timer: str = "cuda-events",
+    title: str | None = None,
+    slug: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> RecordBundle:
+    """The failed record of a run that could not be made: nothing checked, nothing timed.
+
+    The record :func:`bench` returns for an ``fn`` that raises ``error``, without calling
+    anything: ``out_of_memory`` for a CUDA out-of-memory error, otherwise ``error``, with
+    the error's first line as the message.
+
+    Args:
+        error: Why the run failed.
+        workload: The run's ``spec.workload``.
+        implementation: The run's ``spec.implementation``.
+        device: Where it was to run; the current CUDA device when there is one, else the CPU.
+        min_samples: As for :func:`bench` (part of the protocol).
+        timer: As for :func:`bench` (part of the protocol).
+        title: As for :func:`bench`.
+        slug: As for :func:`bench`.
+        labels: As for :func:`bench`.
+        annotations: As for :func:`bench`.
+
+    Returns:
+        A failed RecordBundle, validated with every digest verified.
+
+    Raises:
+        ArgumentError: for a timer not in :data:`TIMERS` (it is a ValueError too).
+    """
+    device = _device(device)
+    spec, protocol, environment = _run_spec(device, workload, implementation, min_samples, timer)
+    outcome = _Attempt(failure=_failure(error))
+    _record_outcome(spec, outcome, verified=False, workload=workload)
+    notes = _notes(device, annotations, None, ())
+    return _bundle(
+        spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
+    )
+
+
+def _device(device: torch.device | None) -> torch.device:
+    """``device``, else the current CUDA device when there is one, else the CPU."""
+    if device is not None:
+        return device
+    if torch.cuda.is_available():
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _run_spec(
+    device: torch.device,
+    workload: dict[str, Any],
+    implementation: dict[str, Any],
+    min_samples: int,
+    timer: str,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The run's spec before its outcome (when, what, digests), its protocol and environment."""
+    observed = datetime.now(timezone.utc)
+    protocol = protocol_spec(device, min_samples=min_samples, timer=timer)
+    environment = environment_spec(device)
+    spec: dict[str, Any] = {
+        "observedAt": observed,
+        "workload": workload,
+        "implementation": implementation,
+        "protocolDigest": digest.protocol_digest(protocol),
+        "environmentDigest": digest.environment_digest(environment),
+        "workloadDigest": digest.workload_digest(workload),
+        "implementationDigest": digest.implementation_digest(implementation),
+    }
+    return spec, protocol, environment
+
+
+def _record_outcome(
+    spec: dict[str, Any], outcome: _Attempt, *, verified: bool, workload: dict[str, Any]
+) -> None:
+    """Write an attempt into the run's spec: status, failure, timing and measurements."""
+    if outcome.correctness is not None:
+        spec["correctness"] = outcome.correctness
+    if outcome.failure is not None:
+        spec.update(status="failed", failure=outcome.failure)
+    errors = outcome.errors
     if errors:
         spec["measurements"] = errors
-    if measured is not None:
-        spec["status"] = "passed" if reference is not None else "unverified"
-        spec["timing"] = {
-            "latencyNs": {"median": measured.quantile_ns(0.5)},
-            "primaryStatistic": "median",
-            "samples": len(measured.samples_ms),
-        }
-        spec["measurements"] = [
-            *errors,
+    measured = outcome.measured
+    if measured is None:
+        return
+    spec["status"] = "passed" if verified else "unverified"
+    spec["timing"] = {
+        "latencyNs": {"median": measured.quantile_ns(0.5)},
+        "primaryStatistic": "median",
+        "samples": len(measured.samples_ms),
+    }
+    spec["measurements"] = [
+        *errors,
+        {"metric": "latency", "statistic": "p20", "unit": "ns", "value": measured.quantile_ns(0.2)},
+        {"metric": "latency", "statistic": "p80", "unit": "ns", "value": measured.quantile_ns(0.8)},
+    ]
+    moved = workload.get("bytesMoved")
+    median_ns = spec["timing"]["latencyNs"]["median"]
+    if moved and median_ns:
+        spec["measurements"].append(
             {
-                "metric": "latency",
-                "statistic": "p20",
-                "unit": "ns",
-                "value": measured.quantile_ns(0.2),
-            },
-            {
-                "metric": "latency",
-                "statistic": "p80",
-                "unit": "ns",
-                "value": measured.quantile_ns(0.8),
-            },
-        ]
-        moved = workload.get("bytesMoved")
-        median_ns = spec["timing"]["latencyNs"]["median"]
-        if moved and median_ns:
-            spec["measurements"].append(
-                {
-                    "metric": "bandwidth",
-                    "statistic": "median",
-                    "unit": "GB/s",
-                    # bytes per ns is GB/s; six significant digits, whatever the size.
-                    "value": float(f"{moved / median_ns:.6g}"),
-                }
-            )
+                "metric": "bandwidth",
+                "statistic": "median",
+                "unit": "GB/s",
+                # bytes per ns is GB/s; six significant digits, whatever the size.
+                "value": float(f"{moved / median_ns:.6g}"),
+            }
+        )
+
+
+def _notes(
+    device: torch.device,
+    annotations: dict[str, str] | None,
+    measured: Measured | None,
+    further: Sequence[Check],
+) -> dict[str, str]:
+    """The run's annotations: the host's facts, the caller's, the noise mark, tolerances."""
     notes = {**volatile_annotations(device), **(annotations or {})}
     if measured is not None:
         notes.update(noise_annotations(measured))
@@ -372,9 +449,32 @@ def bench(
         notes[f"kernelindex.dev/{item.name.replace('_', '-')}-tolerance"] = (
             f"atol={item.atol!r}{scale} rtol={item.rtol!r}"
         )
-    return _bundle(
-        spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
-    )
+    return notes
+
+
+class _Attempt(NamedTuple):
+    """What checking and timing a run gave; a failure leaves the later parts empty."""
+
+    #: The evidence the first output matched its reference (None without a reference).
+    correctness: dict[str, Any] | None = None
+    #: Why the run failed (``reason`` and ``message``), or None.
+    failure: dict[str, str] | None = None
+    #: The timing samples, when the run was timed.
+    measured: Measured | None = None
+    #: The further outputs' largest errors, as measurements.
+    errors: list[dict[str, Any]] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+
+
+def _failure(err: BaseException) -> dict[str, str]:
+    """The record's failure for an error ``fn`` raised."""
+    if isinstance(err, torch.cuda.OutOfMemoryError):
+        return {"reason": "out_of_memory", "message": _one_line(err)}
+    return {"reason": "error", "message": _one_line(err)}
+
+
+def _blamed(message: str) -> dict[str, str]:
+    """A failure that is not the implementation's (the reference's, the harness's own)."""
+    return {"reason": "error", "message": message[:4096]}
 
 
 def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apart
@@ -387,42 +487,40 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
     device: torch.device,
     min_samples: int,
     timer: str,
-) -> tuple[dict[str, Any] | None, dict[str, str] | None, Measured | None, list[dict[str, Any]]]:
-    """Check, then time: (correctness evidence, failure, samples, further outputs' errors).
+) -> _Attempt:
+    """Check, then time.
 
     Only what ``fn`` (or ``output``) raises is the implementation's error; what the
     reference raises, or the comparison, is reported under its own name.
     """
     try:
         result = output()
-    except torch.cuda.OutOfMemoryError as err:
-        return None, {"reason": "out_of_memory", "message": _one_line(err)}, None, []
     except Exception as err:  # any failure of the kernel becomes the record's
-        return None, {"reason": "error", "message": _one_line(err)}, None, []
+        return _Attempt(failure=_failure(err))
     correctness = None
     errors: list[dict[str, Any]] = []
     if reference is not None:
         try:
             expected = reference()
         except Exception as err:  # the reference's failure, not the kernel's
-            message = f"reference {reference_name} raised {_one_line(err)}"
-            return None, {"reason": "error", "message": message[:4096]}, None, []
+            return _Attempt(failure=_blamed(f"reference {reference_name} raised {_one_line(err)}"))
         try:
             outcome = _check_all(result, expected, checks)
         except Exception as err:
             message = f"harness error while comparing outputs: {_one_line(err)}"
-            return None, {"reason": "error", "message": message[:4096]}, None, []
+            return _Attempt(failure=_blamed(message))
         first, errors, mismatch = outcome
         correctness = {"reference": reference_name, **first}
         if mismatch is not None:
-            return correctness, {"reason": "mismatch", "message": mismatch}, None, errors
+            failure = {"reason": "mismatch", "message": mismatch}
+            return _Attempt(correctness, failure, errors=errors)
     flush = None
     if device.type == "cuda" and timer == "cuda-events":
         try:
             flush = ReadFlush(device)
         except Exception as err:  # the harness's own buffer: not the kernel's failure
             message = f"harness could not allocate its L2 flush buffer: {_one_line(err)}"
-            return correctness, {"reason": "error", "message": message[:4096]}, None, errors
+            return _Attempt(correctness, _blamed(message), errors=errors)
     try:
         if device.type != "cuda":
             measured = time_wall_clock(fn, min_samples, grad_to_none)
@@ -430,11 +528,9 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
             measured = time_cuda_graph(fn, grad_to_none, min_samples)
         else:
             measured = time_cuda_events(fn, grad_to_none, min_samples, flush=flush)
-    except torch.cuda.OutOfMemoryError as err:
-        return correctness, {"reason": "out_of_memory", "message": _one_line(err)}, None, errors
     except Exception as err:  # the kernel failed while being timed
-        return correctness, {"reason": "error", "message": _one_line(err)}, None, errors
-    return correctness, None, measured, errors
+        return _Attempt(correctness, _failure(err), errors=errors)
+    return _Attempt(correctness, None, measured, errors)
 
 
 def _check_all(

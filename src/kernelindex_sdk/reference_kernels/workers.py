@@ -27,7 +27,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
-from .._numbers import parse_integer
+from .._base.numbers import parse_integer
 from ..convert import dumps, load_record
 from ..errors import ArgumentError, KernelIndexError, LaunchError
 from ..sharding import partition

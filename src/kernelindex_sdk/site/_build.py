@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from .._arguments import path, short_repr, text
+from .._base.arguments import path, short_repr, text
 from .._version import __version__
 from ..errors import ArgumentError, InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store

@@ -18,7 +18,7 @@ from ..errors import StoreError, StoreLayoutError
 from . import _layout
 from ._url import MEMORY, StoreURL
 
-__all__ = ["Backend", "SQLiteBackend", "connect"]
+__all__ = ["Backend", "SQLiteBackend"]
 
 # How long a SQLite writer waits for another one to finish before giving up.
 _SQLITE_BUSY_MS: Final = 60_000
@@ -257,27 +257,3 @@ class SQLiteBackend(Backend):
 
 def _sqlite_reason(err: sqlite3.Error) -> str:
     return f"sqlite: {err}"
-
-
-def connect(url: StoreURL, *, create: bool) -> Backend:
-    """Open the store ``url`` names and make sure its layout is current.
-
-    Raises:
-        StoreError: when it cannot be opened.
-        StoreLayoutError: when its layout cannot be used.
-        MissingDependencyError: for PostgreSQL without psycopg installed.
-    """
-    backend: Backend
-    if url.dialect == "postgresql":
-        # psycopg is imported only for a PostgreSQL store (the [postgres] extra).
-        from ._postgres import PostgresBackend  # noqa: PLC0415
-
-        backend = PostgresBackend(url)
-    else:
-        backend = SQLiteBackend(url, create=create)
-    try:
-        backend.ensure_layout(create=create)
-    except BaseException:
-        backend.close()
-        raise
-    return backend

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .._files import refuse_overwriting_inputs
+from .._base.files import refuse_overwriting_inputs
 from ..convert import dumps
 from ._url import MEMORY, StoreURL
 
@@ -22,8 +22,9 @@ def export_line(text: str, form: str) -> str:
 def refuse_store_file(out_path: str | Path | int, url: StoreURL) -> None:
     """Refuse to write over the store's own file (or its journal) with an export.
 
-    The one rule every writer follows (:func:`kernelindex_sdk._files.refuse_overwriting_inputs`):
-    the same path, a symlink or a hard link of an input is refused before anything is read.
+    The one rule every writer follows
+    (:func:`kernelindex_sdk._base.files.refuse_overwriting_inputs`): the same path, a
+    symlink or a hard link of an input is refused before anything is read.
 
     Args:
         out_path: The file export writes, or the file descriptor it writes to.

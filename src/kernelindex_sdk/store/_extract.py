@@ -13,7 +13,7 @@ from typing import Any, Final
 import attrs
 
 from .. import provenance
-from .._semantic import _UNITS
+from .._base.units import NS_PER as _NS_PER
 from ..digest import environment_digest, protocol_digest
 
 __all__ = [
@@ -27,9 +27,6 @@ __all__ = [
     "run_columns",
     "run_of",
 ]
-
-# Nanoseconds per time unit (the semantic checks' table).
-_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
 
 
 _CANONICAL: Final = json.JSONEncoder(

@@ -11,11 +11,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .._runs import without_collection
+from .._analysis.runs import without_collection
 
 if TYPE_CHECKING:
+    from ._history_types import Change, SeriesHistory
     from ._rows import RunRow
-    from .history import Change, SeriesHistory
 
 __all__ = ["history_as_json", "history_json_text"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from .._display import markdown_text, printable
-from .._tables import markdown_table, quantity, spread, text_table
+from .._analysis.tables import markdown_table, quantity, spread, text_table
+from .._base.display import markdown_text, printable
 
 if TYPE_CHECKING:
-    from .history import Change, SeriesHistory
+    from ._history_types import Change, SeriesHistory
 
 __all__ = ["render_table"]
 

@@ -19,12 +19,12 @@ from typing import IO, Any, Final
 import attrs
 
 from .. import documents, provenance
-from .._display import display_path
-from .._runs import without_collection
-from .._time import format_observed_at
+from .._analysis.runs import without_collection
+from .._base.display import display_path
+from .._base.timestamps import format_observed_at
 from ..convert import dumps
-from ..documents import Document, FileProblem
-from ..errors import ArgumentError, InputError, Problem, StoreError
+from ..documents import Document
+from ..errors import ArgumentError, FileProblem, InputError, Problem, StoreError
 from . import _extract
 from ._backend import Backend
 from ._layout import OBJECT_TABLES

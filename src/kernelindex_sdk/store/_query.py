@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
-from .._arguments import optional_text
+from .._base.arguments import optional_text
 from ..errors import ArgumentError
 from ._rows import RunRow
 

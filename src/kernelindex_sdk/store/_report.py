@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from ..documents import FileProblem
-from ..errors import InputError, StoreClashError
+from ..errors import FileProblem, InputError, StoreClashError
 
 __all__ = ["IngestReport"]
 

@@ -12,11 +12,12 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
-from .._arguments import instance, optional_text, path, path_or_fd, text, texts
-from .._files import replace_file
+from .._base.arguments import instance, optional_text, path, path_or_fd, text, texts
+from .._base.files import replace_file
 from ..documents import check_json_lines_target
 from ..errors import ArgumentError, KernelIndexError, StoreError
-from ._backend import Backend, connect
+from ._backend import Backend
+from ._connect import connect
 from ._export import export_line, refuse_store_file
 from ._ingest import ingest_paths
 from ._layout import OBJECT_TABLES

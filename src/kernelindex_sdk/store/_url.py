@@ -9,7 +9,7 @@ from typing import Final, Literal
 
 import attrs
 
-from .._arguments import optional_text
+from .._base.arguments import optional_text
 from ..errors import StoreError
 
 __all__ = ["DEFAULT_DB", "ENV_VAR", "StoreURL", "parse_url"]

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from .. import compare as _compare
-from .._runs import Run, RunSet, Stat, Workload, run_set, without_collection
+from .._analysis.runs import Run, RunSet, Stat, Workload, run_set, without_collection
 from ..errors import ArgumentError
 from ._rows import RunRow
 from .history import SpecLookup

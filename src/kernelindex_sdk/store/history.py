@@ -20,12 +20,12 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-import attrs
-
-from .._arguments import instance, integer, records
-from .._runs import without_collection
+from .._analysis.runs import without_collection
+from .._base.arguments import instance, integer, records
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
+from ._history_render import render_table
+from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
 from .series import Series, SeriesKey, group_series, utc_instant
@@ -43,135 +43,11 @@ __all__ = [
     "render_history",
 ]
 
-#: What a change point's ``cause`` can be, most specific first.
-CAUSES: Final = ("implementation", "environment", "labels", "unexplained")
 #: The formats of :func:`render_history`.
 FORMATS: Final = ("text", "markdown", "json")
 
 #: ``spec(kind, digest)``: a stored object's spec (Store.spec), or None when unknown.
 SpecLookup = Callable[[str, str], "Mapping[str, Any] | None"]
-
-
-@attrs.frozen
-class Difference:
-    """One field that differs between the runs on either side of a step.
-
-    Attributes:
-        object: ``implementation``, ``environment`` or ``labels``.
-        field: The dotted path in that object (``packages.torch``), or the digest's name
-            when the objects themselves are not stored.
-        before: The value before the step (None when absent).
-        after: The value after it (None when absent).
-    """
-
-    object: str
-    field: str
-    before: Any
-    after: Any
-
-    def __str__(self) -> str:
-        return f"{self.field} {_show(self.before)} -> {_show(self.after)}"
-
-
-@attrs.frozen(kw_only=True)
-class Change:
-    """A change point of a series, with its cause.
-
-    Attributes:
-        index: Position in the series' points of the first point after the step.
-        ratio: Level after / level before (each the median of its segment's medians).
-        direction: ``slower`` (ratio > 1) or ``faster``: latency, smaller is better.
-        cause: One of :data:`CAUSES`.
-        differences: What changed at the step (empty when unexplained).
-        before_ns: The level before the step, in ns.
-        after_ns: The level after it, in ns.
-        p_value: The test's p-value; None when the series was too short to test.
-        tested: False when compare's rule between two neighbours decided (short series).
-        run: The name of the first run after the step.
-        commit: That run's commit, when recorded.
-    """
-
-    index: int
-    ratio: float
-    direction: str
-    cause: str
-    differences: tuple[Difference, ...]
-    before_ns: float
-    after_ns: float
-    p_value: float | None
-    tested: bool
-    run: str
-    commit: str | None
-
-
-@attrs.frozen
-class MethodChange:
-    """The protocol change that started a series: the same workload, implementation and
-    GPU were measured before under another protocol, in a series of their own.
-
-    Attributes:
-        protocol_digest: The earlier series' protocol digest.
-        differences: The protocol fields that differ (empty when its object is unknown).
-    """
-
-    protocol_digest: str
-    differences: tuple[Difference, ...]
-
-
-@attrs.frozen
-class SeriesHistory:
-    """One series with its change points.
-
-    Attributes:
-        series: The series (its key, points and failed runs).
-        changes: Its change points, oldest first.
-        tested: Whether it was long enough for the significance test (else compare's
-            rule judged each step between neighbours).
-        workload: The workload object when stored (operation, pass, parameters).
-        follows: When the same measurement was taken before under another protocol, that
-            protocol and what differs: a method change, never compared across.
-    """
-
-    series: Series
-    changes: tuple[Change, ...]
-    tested: bool
-    workload: Mapping[str, Any] | None = None
-    follows: MethodChange | None = None
-
-    @property
-    def key(self) -> SeriesKey:
-        """What the series' runs share."""
-        return self.series.key
-
-    @property
-    def label(self) -> str:
-        """``operation pass name=value ...``: the workload, every parameter shown."""
-        return self.label_with()
-
-    def label_with(self, names: Iterable[str] | None = None) -> str:
-        """``operation pass name=value ...`` for the parameters ``names`` (all when None)."""
-        row = self.series.first
-        parts = [row.operation or "workload", row.pass_ or ""]
-        if self.workload is not None:
-            params = self.workload.get("parameters", {})
-            wanted = params if names is None else [k for k in params if k in set(names)]
-            parts += [f"{k}={_show(params[k], quote=False)}" for k in sorted(wanted)]
-        return " ".join(p for p in parts if p)
-
-    @property
-    def implementation(self) -> str:
-        """The provider (and entry point when there is one)."""
-        key = self.key
-        return key.provider if not key.entry_point else f"{key.provider} ({key.entry_point})"
-
-
-def _show(value: Any, *, quote: bool = True) -> str:
-    if value is None:
-        return "absent"
-    if isinstance(value, str) and not quote:
-        return value
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -368,6 +244,4 @@ def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points:
         raise ArgumentError(argument="points", reason=f"expected an integer >= 0, got {points!r}")
     if fmt == "json":
         return history_json_text(found)
-    from ._history_render import render_table  # noqa: PLC0415 - it imports this module
-
     return render_table(found, markdown=fmt == "markdown", points=points)

@@ -20,7 +20,7 @@ from typing import Final
 
 import attrs
 
-from .._runs import without_collection
+from .._analysis.runs import without_collection
 from ._rows import RunRow
 
 __all__ = ["Series", "SeriesKey", "group_series", "series_key", "utc_instant"]

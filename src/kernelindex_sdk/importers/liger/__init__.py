@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from ..._files import refuse_overwriting_inputs
+from ..._base.files import refuse_overwriting_inputs
 from ...convert import dump, load_record
 from ...documents import STDIN, JSONLinesWriter
 from ...errors import KernelIndexError, SchemaValidationError, UnsupportedSourceError

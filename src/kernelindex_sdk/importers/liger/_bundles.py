@@ -8,9 +8,10 @@ from typing import Any, Final
 
 import attrs
 
-from ... import _names, digest
-from ..._messages import short_repr
-from ..._schemas import API_VERSION
+from ... import digest
+from ..._base import names as _names
+from ..._base.display import short_repr
+from ..._base.schemas import API_VERSION
 from ...convert import format_observed_at
 from .._namespace import Namespace
 from .._values import SAFE_INT

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..._messages import short_repr
+from ..._base.display import short_repr
 from .._csvfile import BLANKS
 from .._values import check_parameter, parse_config, parse_float, parse_number
 from ._tables import COLUMNS, DEFAULT_DTYPE, DTYPES, METRICS, PASSES

@@ -1,6 +1,8 @@
 """The JSD forward sweep: cases as data, the providers that compute them, records out.
 
-``kernelindex bench jsd`` and benchmarks/jsd_forward.py both run :func:`run_sweep`.
+``kernelindex bench jsd`` (through :mod:`..launch`) runs :func:`run_points` over
+:func:`points`, one share of them per device or shard; :func:`run_sweep` runs them all in
+one process. Option errors name the parameter (``providers``); the CLI names its flag.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import attrs
 import torch
 
 from ... import __version__
-from ...errors import ArgumentError, InputError
+from ..._base.schemas import SAFE_INT
+from ...errors import ArgumentError, SweepOptionError
 from ...models import RecordBundle
 from .. import harness
 from . import fused, reference
@@ -104,10 +107,10 @@ class JSDCase:
     """
 
     tokens: int = attrs.field(
-        validator=_checked(lambda v: type(v) is int and 1 <= v <= MAX_SAFE_INTEGER, _SIZES)
+        validator=_checked(lambda v: type(v) is int and 1 <= v <= SAFE_INT, _SIZES)
     )
     vocab: int = attrs.field(
-        validator=_checked(lambda v: type(v) is int and 1 <= v <= MAX_SAFE_INTEGER, _SIZES)
+        validator=_checked(lambda v: type(v) is int and 1 <= v <= SAFE_INT, _SIZES)
     )
     dtype: str = attrs.field(
         validator=_checked(lambda v: v in DTYPES, f"one of {', '.join(DTYPES)}")
@@ -177,25 +180,11 @@ def cases(
     ]
 
 
-#: The largest integer a record holds exactly (JSON numbers are IEEE doubles).
-MAX_SAFE_INTEGER: Final = 2**53 - 1
-
-
-@attrs.frozen(kw_only=True, auto_exc=True)
-class SweepOptionError(InputError):
-    """A sweep option the command line or a caller gave is unusable (exit status 2).
-
-    Attributes:
-        source: The option (``--beta``).
-        reason: What was expected and what was found.
-    """
-
-
 def _positive(option: str, values: Sequence[int] | None, default: Sequence[int]) -> list[int]:
     chosen = list(default if values is None else values)
     if not chosen:
         raise SweepOptionError(source=option, reason="expected at least one value, got none")
-    bad = [v for v in chosen if not 1 <= v <= MAX_SAFE_INTEGER]
+    bad = [v for v in chosen if not 1 <= v <= SAFE_INT]
     if bad:
         raise SweepOptionError(
             source=option, reason=f"expected integers in [1, 2^53 - 1], got {bad[0]!r}"
@@ -217,9 +206,9 @@ def _check_bytes_moved(
     """Refuse sizes whose bytesMoved a record cannot hold (an exact JSON integer)."""
     itemsize = max(DTYPES[d].itemsize for d in dtypes)
     moved = max(tokens) * max(vocab) * itemsize * (3 if any(grads) else 2)
-    if moved > MAX_SAFE_INTEGER:
+    if moved > SAFE_INT:
         raise SweepOptionError(
-            source="--tokens/--vocab",
+            source="tokens/vocab",
             reason=(
                 f"tokens {max(tokens)} x vocab {max(vocab)} would move {moved} bytes,"
                 " more than a record can hold (2^53 - 1)"
@@ -259,41 +248,41 @@ def plan(
             liger without liger-kernel installed.
     """
     if not providers:
-        raise SweepOptionError(source="--impl", reason="expected at least one value, got none")
+        raise SweepOptionError(source="providers", reason="expected at least one value, got none")
     unknown = [p for p in providers if p not in PROVIDERS]
     if unknown:
         raise SweepOptionError(
-            source="--impl",
+            source="providers",
             reason=f"expected some of {', '.join(PROVIDERS)}, got {unknown[0]!r}",
         )
-    _once("--impl", list(providers))
+    _once("providers", list(providers))
     if "liger" in providers and not liger_available():
         raise SweepOptionError(
-            source="--impl", reason="liger needs liger-kernel (pip install liger-kernel)"
+            source="providers", reason="liger needs liger-kernel (pip install liger-kernel)"
         )
     if not (math.isfinite(beta) and 0.0 <= beta <= 1.0):
-        raise SweepOptionError(source="--beta", reason=f"expected a number in [0, 1], got {beta!r}")
+        raise SweepOptionError(source="beta", reason=f"expected a number in [0, 1], got {beta!r}")
     grads = {"off": (False,), "on": (True,), "both": (False, True)}
     if input_grad not in grads:
         raise SweepOptionError(
-            source="--input-grad", reason=f"expected off, on or both, got {input_grad!r}"
+            source="input_grad", reason=f"expected off, on or both, got {input_grad!r}"
         )
     if timer not in harness.TIMERS:
         raise SweepOptionError(
-            source="--timer", reason=f"expected one of {', '.join(harness.TIMERS)}, got {timer!r}"
+            source="timer", reason=f"expected one of {', '.join(harness.TIMERS)}, got {timer!r}"
         )
     defaults = GPU_DEFAULTS if device.type == "cuda" else CPU_DEFAULTS
     chosen_dtypes = list(defaults.dtypes if dtypes is None else dtypes)
     if not chosen_dtypes:
-        raise SweepOptionError(source="--dtype", reason="expected at least one value, got none")
+        raise SweepOptionError(source="dtypes", reason="expected at least one value, got none")
     bad = [d for d in chosen_dtypes if d not in DTYPES]
     if bad:
         raise SweepOptionError(
-            source="--dtype", reason=f"expected some of {', '.join(DTYPES)}, got {bad[0]!r}"
+            source="dtypes", reason=f"expected some of {', '.join(DTYPES)}, got {bad[0]!r}"
         )
-    _once("--dtype", chosen_dtypes)
-    chosen_tokens = _positive("--tokens", tokens, defaults.tokens)
-    chosen_vocab = _positive("--vocab", vocab, defaults.vocab)
+    _once("dtypes", chosen_dtypes)
+    chosen_tokens = _positive("tokens", tokens, defaults.tokens)
+    chosen_vocab = _positive("vocab", vocab, defaults.vocab)
     _check_bytes_moved(chosen_tokens, chosen_vocab, chosen_dtypes, grads[input_grad])
     return cases(
         chosen_tokens,
@@ -559,15 +548,11 @@ def _failed(
     timer: str = "cuda-events",
 ) -> RecordBundle:
     """A failed record for a point that could not be set up (or timed), saying why."""
-
-    def raise_again() -> None:
-        if harness_error:
-            raise RuntimeError(f"harness error: {type(err).__name__}: {err}")
-        raise err
-
+    if harness_error:
+        err = RuntimeError(f"harness error: {type(err).__name__}: {err}")
     implementation = {"provider": name, "packages": _packages("torch", "triton")}
-    return harness.bench(
-        raise_again,
+    return harness.failed_record(
+        err,
         workload=case.workload(),
         implementation=implementation,
         device=device,
@@ -586,11 +571,7 @@ def run_sweep(
     timer: str = "cuda-events",
 ) -> Iterator[RecordBundle]:
     """Yield one record per (case, provider) as soon as it exists; a failing point never raises."""
-    for case in sweep:
-        for name in providers:
-            yield run_case(name, case, device, timer=timer)
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
+    return run_points(points(providers, sweep), device, timer=timer)
 
 
 #: A sweep point: one provider on one case, which gives exactly one record.

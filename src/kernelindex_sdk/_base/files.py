@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from .errors import InputError, OutputIsInputError
+from ..errors import InputError, OutputIsInputError
 
 __all__ = [
     "RECORD_SUFFIXES",

@@ -15,7 +15,7 @@ import math
 import re
 from typing import Final
 
-from .errors import ArgumentError
+from ..errors import ArgumentError
 
 __all__ = ["DECIMAL", "MAX_TEXT", "parse_decimal", "parse_integer", "shown"]
 

@@ -15,11 +15,11 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from ._messages import short_repr
-from ._schemas import SAFE_INT
-from ._time import format_observed_at, parse_observed_at
-from .errors import ArgumentError, CanonicalizationError
-from .models import Scalar
+from .._base.display import short_repr
+from .._base.schemas import SAFE_INT
+from .._base.timestamps import format_observed_at, parse_observed_at
+from ..errors import ArgumentError, CanonicalizationError
+from ..models import Scalar
 
 __all__ = ["as_json", "configure_converter", "default_converter", "make_converter", "wire_names"]
 
@@ -178,7 +178,7 @@ def as_json(value: Any) -> Any:
     Lets every API that takes a JSON value take a model too (validate, check, dumps and
     the digest helpers). What a model holds where the schema has a scalar is returned as
     it is, not converted: a dict there that contains itself, or nests too deep, reaches
-    :func:`~kernelindex_sdk._jsonvalue.check_json_value` as the JSON value path does.
+    :func:`~kernelindex_sdk._json.value.check_json_value` as the JSON value path does.
 
     Raises:
         CanonicalizationError: when a model nests models too deep to convert.

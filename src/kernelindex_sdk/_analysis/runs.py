@@ -9,25 +9,24 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
 
 import attrs
 
-from . import _arguments, _bundle_reader, _jsontext, documents, validation
-from ._converter import as_json
-from ._display import display_path
-from ._input_rules import InputRules
-from ._noise import is_noisy
-from ._semantic import _UNITS
-from .documents import FileProblem
-from .errors import Problem, SchemaValidationError
+from .. import documents, validation
+from .._base import arguments as _arguments
+from .._base.display import display_path
+from .._base.noise import is_noisy
+from .._base.units import NS_PER as _NS_PER
+from .._json import text as _jsontext
+from .._json.converter import as_json
+from ..errors import FileProblem, Problem, SchemaValidationError
+from ..validation import InputRules
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
 
-#: Nanoseconds per time unit a latency measurement may carry (the semantic checks' table).
-_NS_PER: Final = {unit: factor for unit, (dim, factor) in _UNITS.items() if dim == "time"}
 #: Metrics read from measurements when a run has no timing, most telling first.
 _METRICS: Final = ("latency", "memory")
 P = ParamSpec("P")
@@ -357,7 +356,7 @@ def _load(
     on_notice: Callable[[str], None] | None = None,
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
-    reader = _bundle_reader.BundleReader()
+    reader = validation.BundleReader()
     # One input, one namespace: what validate refuses across records is refused here too.
     rules = InputRules()
     for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
@@ -369,14 +368,14 @@ def _load(
             # Parsed text carries its scan: the value is checked as JSON once, not twice.
             parsed = _jsontext.parse_document(document.text)
             value, text = parsed.value, parsed.text
-            problems = list(validation._parsed_problems(parsed, verify_digests=verify_digests))
+            problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
         source = f"{document.source}:{document.line}"
         if not problems:
             # Places as validate names them: file:line in JSON Lines, the file otherwise.
             where = display_path(source if document.json_lines else document.source)
             clashes = rules.admit(value, where).problems
             if clashes:
-                problems = list(_located(clashes, text))
+                problems = list(_jsontext.located(clashes, text))
         if problems:
             result.invalid += 1
             result.problems.extend(FileProblem.in_document(document, p) for p in problems)
@@ -386,30 +385,19 @@ def _load(
             result.add(value, source)
 
 
-def _located(problems: Iterable[Problem], text: str | bytes | None) -> Iterator[Problem]:
-    """Problems found in a parsed value, given the line and column of their pointer."""
-    source_map: _jsontext.SourceMap | None = None
-    for problem in problems:
-        if text is None:
-            yield problem
-            continue
-        if source_map is None:
-            # Only a record with a problem pays for the map (the quick path read valid UTF-8).
-            source_map = _jsontext.SourceMap(
-                text if isinstance(text, str) else text.decode("utf-8", "replace")
-            )
-        where = source_map.locate(problem.pointer)
-        yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-
-
 def _is_run(value: dict[str, Any]) -> bool:
     return "run" in value or value.get("kind") == "BenchmarkRun"
 
 
-def run_set(records: Iterable[Any] | RunSet) -> RunSet:
+def run_set(records: Iterable[Any] | RunSet, *, validated: bool = False) -> RunSet:
     """A RunSet from records given as models or JSON values (bundles or runs).
 
     Protocol and environment documents are passed over.
+
+    Args:
+        records: The records, or a RunSet (returned as it is).
+        validated: The records were validated by the code that made them (the harness
+            checks each record it returns): they are not validated again.
 
     Raises:
         SchemaValidationError: when a record is invalid (its position is the source).
@@ -423,7 +411,7 @@ def run_set(records: Iterable[Any] | RunSet) -> RunSet:
     for index, record in enumerate(records):
         value = as_json(record)
         where = f"record {index}"
-        problems = validation.validate(value)
+        problems = [] if validated else validation.validate(value)
         if not problems:
             problems = list(rules.admit(value, where).problems)
         if problems:

@@ -22,8 +22,9 @@ import operator
 import re
 from typing import Any, Final
 
+from .._base.units import UNITS
 from . import _semantic
-from ._semantic import _METRIC_DIMENSION, _ORDER, _UNITS, _scaled, _Value
+from ._semantic import _METRIC_DIMENSION, _ORDER, _scaled, _Value
 
 __all__ = ["passes"]
 
@@ -128,7 +129,7 @@ def _values(
     for m in spec.get("measurements", ()):
         metric, statistic, unit, value = m["metric"], m["statistic"], m["unit"], m["value"]
         key = (metric, statistic)
-        dimension, factor = _UNITS[unit]
+        dimension, factor = UNITS[unit]
         expected = _METRIC_DIMENSION.get(metric) or dimensions.setdefault(metric, dimension)
         scaled = _scaled(value, factor)
         if (

@@ -1,9 +1,10 @@
 """The table ``kernelindex bench`` prints at the end: medians, speedups, and what to distrust.
 
 It is :func:`kernelindex_sdk.report.render`'s text table (which marks each median whose
-p20-p80 spread passes the one noise rule, :mod:`kernelindex_sdk._noise`, with ``noisy``)
-with two lines a reader of a fresh benchmark needs before believing a number: the legend
-of that mark, naming the run annotation, and a line saying when runs were timed on the CPU.
+p20-p80 spread passes the one noise rule, :mod:`kernelindex_sdk._base.noise`, with
+``noisy``) with two lines a reader of a fresh benchmark needs before believing a number:
+the legend of that mark, naming the run annotation, and a line saying when runs were
+timed on the CPU.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ._compare_render import noise_legend
-from ._noise import NOISY_ANNOTATION
-from ._runs import run_set
-from ._tables import text_table
-from .report import Family, families, table_rows
+from .._base.noise import NOISY_ANNOTATION
+from ..report import Family, families, table_rows
+from .compare_render import noise_legend
+from .runs import run_set
+from .tables import text_table
 
 __all__ = ["CPU_NOTE", "NOISY_MARK", "bench_summary", "noisy_legend"]
 
@@ -44,11 +45,13 @@ def _any_noisy(family: Family) -> bool:
     return any(run.noisy for run in family.points.values())
 
 
-def bench_summary(records: Iterable[Any]) -> str:
+def bench_summary(records: Iterable[Any], *, validated: bool = False) -> str:
     """The text tables of a benchmark's records, with noise marks and a CPU note.
 
     Args:
         records: The records the benchmark just wrote (models or JSON values).
+        validated: The records come from the harness, which validated each one: the
+            summary does not validate them again (one validation per record).
 
     Returns:
         One titled table per workload family (medians with p20-p80 per implementation,
@@ -60,7 +63,7 @@ def bench_summary(records: Iterable[Any]) -> str:
     Raises:
         SchemaValidationError: when a record is invalid.
     """
-    runs = run_set(records)
+    runs = run_set(records, validated=validated)
     parts: list[str] = []
     any_noisy = False
     for family in families(runs):

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import os
 import re
+import reprlib
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "MAX_TOKEN",
+    "MAX_VALUE",
+    "article",
     "csv_cell",
     "cut_pointer",
     "display_path",
@@ -27,6 +30,7 @@ __all__ = [
     "printable",
     "printable_all",
     "printable_pointer",
+    "short_repr",
 ]
 
 #: The most characters of one pointer token (a key) that output shows.
@@ -154,3 +158,43 @@ def json_safe(text: str) -> str:
     escape; the visible text ``\\udcff`` is neither.
     """
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_repr = reprlib.Repr()
+_repr.maxstring = 80
+_repr.maxother = 80
+_repr.maxdict = 4
+_repr.maxlist = 4
+# Containers inside a container show as [...] and {...}: a message names a value, it
+# does not print a document.
+_repr.maxlevel = 1
+#: The longest value a message shows; a longer one is cut and ends with '...'.
+MAX_VALUE: Final = 120
+
+
+def article(noun: str) -> str:
+    """``noun`` after its indefinite article: "an ExecutionEnvironment", "a Workload".
+
+    By the first letter, which is right for the names messages show (kinds, model
+    classes); a noun said with a leading consonant sound ("unit") is no input for it.
+    """
+    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
+
+
+def short_repr(value: Any) -> str:
+    """A value as messages show it: JSON's null, true and false, otherwise repr() cut
+    to a readable length, so a 50 MB value never lands in a message.
+
+    Nested containers show as ``[...]`` and ``{...}``, a container with more items than
+    are shown says how many it has, and the whole is at most :data:`MAX_VALUE`
+    characters.
+    """
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    text = _repr.repr(value)
+    if isinstance(value, (list, tuple, dict)) and len(value) > _repr.maxlist:
+        noun = "key" if isinstance(value, dict) else "item"
+        text += f" ({len(value)} {noun}s)"
+    if len(text) > MAX_VALUE:
+        text = text[: MAX_VALUE - 3] + "..."
+    return text

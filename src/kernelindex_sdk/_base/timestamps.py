@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Final
 
-from .errors import TimestampError
+from ..errors import TimestampError
 
 __all__ = ["format_observed_at", "parse_observed_at", "utc_milliseconds"]
 

@@ -16,10 +16,11 @@ from typing import Any, Final
 import attrs
 import json_source_map
 
-from . import _jsonwalk
-from .errors import Problem
+from ..errors import Problem
+from . import walk as _jsonwalk
 
 __all__ = [
+    "KEY_CODES",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
     "Parsed",
@@ -27,6 +28,7 @@ __all__ = [
     "ValueScan",
     "escape_token",
     "is_blank",
+    "located",
     "parse",
     "parse_document",
     "scan_value",
@@ -41,6 +43,9 @@ MAX_DEPTH: Final = _jsonwalk.MAX_DEPTH
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300
 _SURROGATE = _jsonwalk.SURROGATE
+#: Problem codes whose pointer names a key rather than a value: :func:`located` places
+#: them at the key.
+KEY_CODES: Final = frozenset({"additionalProperties", "duplicate-key", "propertyNames"})
 # Containers the quick pass walks before refusing a value as too large.
 _QUICK_BUDGET: Final = 1_000_000
 # JSON's types exactly: validation refuses what a reader of the text would not get back.
@@ -194,7 +199,7 @@ def parse_document(data: str | bytes) -> Parsed:
     except (json.JSONDecodeError, RecursionError) as err:
         return Parsed(None, text, [_syntax_problem(err)])
     if flagged:
-        return Parsed(None, text, _located(_strictness_problems(value), SourceMap(text)))
+        return Parsed(None, text, list(located(_strictness_problems(value), text)))
     # Parsed text holds only JSON's types; what scan_value could still find is a lone
     # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
     # needs more brackets than that): walk only when the text could hold either.
@@ -204,7 +209,7 @@ def parse_document(data: str | bytes) -> Parsed:
     if escaped or text.count("[") + text.count("{") > MAX_DEPTH:
         scan = scan_value(value)
     if scan.problems:
-        return Parsed(None, text, _located(scan.problems, SourceMap(text)))
+        return Parsed(None, text, list(located(scan.problems, text)))
     return Parsed(value, text, [], scan)
 
 
@@ -215,14 +220,29 @@ def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:
     return Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)
 
 
-def _located(problems: Iterable[Problem], source_map: SourceMap) -> list[Problem]:
-    located = []
+def located(problems: Iterable[Problem], text: str | bytes | SourceMap | None) -> Iterator[Problem]:
+    """Each problem with the line and column of its pointer in ``text``.
+
+    The one place that says where in a text a problem's pointer is. A problem that has a
+    line already keeps it; one whose pointer the text does not hold is yielded as it is.
+    A problem whose code is in :data:`KEY_CODES` is placed at the key, others at the value.
+
+    Args:
+        problems: Problems whose pointers point into ``text``.
+        text: The JSON text (bytes are read as UTF-8), or its :class:`SourceMap` to
+            share one between calls; ``None`` yields the problems unchanged.
+    """
+    if text is None:
+        yield from problems
+        return
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    source_map = text if isinstance(text, SourceMap) else SourceMap(text)
     for problem in problems:
-        where = source_map.locate(problem.pointer, key=problem.code == "duplicate-key")
-        located.append(
-            problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
-        )
-    return located
+        where = None
+        if problem.line is None:
+            where = source_map.locate(problem.pointer, key=problem.code in KEY_CODES)
+        yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
 def _strictness_problems(value: Any) -> Iterator[Problem]:

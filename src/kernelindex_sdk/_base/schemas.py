@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from . import _arguments
-from ._files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
-from .errors import InputError
+from ..errors import InputError
+from . import arguments as _arguments
+from .files import ensure_folder, refuse_overwriting_inputs, write_text_atomic
 
 API_VERSION: Final = "kernelindex.dev/v1alpha1"
 #: The largest integer a double holds exactly (2^53 - 1): the bound of every integer
@@ -36,7 +36,8 @@ def schema_dir() -> Path:
     A wheel carries them inside the package; a source checkout (editable install)
     keeps the one copy at the repository's top.
     """
-    here = Path(__file__).resolve().parent
+    # This module lives in kernelindex_sdk/_base/: the package is one folder up.
+    here = Path(__file__).resolve().parents[1]
     for candidate in (here / "schemas" / "v1alpha1", here.parents[1] / "schemas" / "v1alpha1"):
         if (candidate / "common.json").is_file():
             return candidate

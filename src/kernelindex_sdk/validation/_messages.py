@@ -7,35 +7,21 @@ keyword without one keeps jsonschema's message.
 from __future__ import annotations
 
 import difflib
-import reprlib
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from ._jsontext import escape_token
-from ._schemas import load_schemas
-from .errors import Problem
+from .._base.display import short_repr
+from .._base.schemas import load_schemas
+from .._json.text import escape_token
+from ..errors import Problem
 
 __all__ = [
-    "MAX_VALUE",
-    "article",
     "pattern_message",
     "problems_from_error",
     "problems_from_fast_error",
-    "short_repr",
 ]
-
-_repr = reprlib.Repr()
-_repr.maxstring = 80
-_repr.maxother = 80
-_repr.maxdict = 4
-_repr.maxlist = 4
-# Containers inside a container show as [...] and {...}: a message names a value, it
-# does not print a document.
-_repr.maxlevel = 1
-#: The longest value a message shows; a longer one is cut and ends with '...'.
-MAX_VALUE: Final = 120
 
 _TYPE_NAMES = {
     "object": "an object",
@@ -46,34 +32,6 @@ _TYPE_NAMES = {
     "boolean": "a boolean",
     "null": "null",
 }
-
-
-def article(noun: str) -> str:
-    """``noun`` after its indefinite article: "an ExecutionEnvironment", "a Workload".
-
-    By the first letter, which is right for the names messages show (kinds, model
-    classes); a noun said with a leading consonant sound ("unit") is no input for it.
-    """
-    return ("an " if noun[:1].lower() in "aeiou" else "a ") + noun
-
-
-def short_repr(value: Any) -> str:
-    """A value as messages show it: JSON's null, true and false, otherwise repr() cut
-    to a readable length, so a 50 MB value never lands in a message.
-
-    Nested containers show as ``[...]`` and ``{...}``, a container with more items than
-    are shown says how many it has, and the whole is at most :data:`MAX_VALUE`
-    characters.
-    """
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else str(value).lower()
-    text = _repr.repr(value)
-    if isinstance(value, (list, tuple, dict)) and len(value) > _repr.maxlist:
-        noun = "key" if isinstance(value, dict) else "item"
-        text += f" ({len(value)} {noun}s)"
-    if len(text) > MAX_VALUE:
-        text = text[: MAX_VALUE - 3] + "..."
-    return text
 
 
 def _pointer(path: Any) -> str:

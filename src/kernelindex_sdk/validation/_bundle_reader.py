@@ -33,8 +33,10 @@ from typing import Any, Final
 
 import jsonschema_rs
 
-from . import _jsontext, _quick_checks, _semantic, validation
-from ._schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
+from .._base.schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
+from .._json import text as _jsontext
+from . import _quick_checks, _registry, _semantic
+from ._kinds import detect_kind
 
 __all__ = ["BundleReader"]
 
@@ -123,7 +125,7 @@ class BundleReader:
         # The shell's verdict by the bundle's keys, when all are members.
         self._shells: dict[tuple[str, ...], bool] = {}
         self._validators = {
-            kind: (validation._fast_validator(kind), validation._strict_fast_validator(kind))
+            kind: (_registry.fast_validator(kind), _registry.strict_fast_validator(kind))
             for kind in _MEMBER_KINDS.values()
         }
         flags = self._flags = _Flags()
@@ -216,7 +218,7 @@ class BundleReader:
             # Another key ("$schema"): the shell checks it, where no integer is expected.
             return not integral
         fast, strict = self._validators[kind]
-        # As validation._fast_is_valid: what jsonschema-rs cannot take is not valid.
+        # As _registry.fast_is_valid: what jsonschema-rs cannot take is not valid.
         try:
             return bool(fast.is_valid(value)) and (not integral or bool(strict.is_valid(value)))
         except (ValueError, TypeError):
@@ -307,7 +309,7 @@ class BundleReader:
         if members is None:
             return None
         doc = dict(members)
-        if len(doc) != len(members) or validation.detect_kind(doc) != BUNDLE:
+        if len(doc) != len(members) or detect_kind(doc) != BUNDLE:
             return None
         if not self._shell_valid(doc):
             return None

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from .errors import ArgumentError
+from ..errors import ArgumentError
 
 __all__ = [
     "instance",
@@ -32,7 +32,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-# Below _messages (which needs the schemas, whose functions these checks guard).
+# Python's repr, not display.short_repr's JSON spelling: an argument is a Python value
+# (None, True), not a record's.
 _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 

@@ -22,8 +22,8 @@ from typing import Any, Final
 
 import attrs
 
-from . import digest as _digest
-from .errors import KernelIndexError, Problem
+from .. import digest as _digest
+from ..errors import KernelIndexError, Problem
 
 __all__ = ["Admission", "InputRules"]
 

@@ -3,7 +3,7 @@
 Defined without Python so that any producer can match it byte for byte: keys in
 PostgreSQL ``jsonb`` order, strings escaped as ECMAScript's ``JSON.stringify`` does, and
 numbers in ECMAScript's ``Number.prototype.toString`` form (RFC 8785's number form too).
-Call :func:`~kernelindex_sdk._jsonvalue.check_json_value` first: this module trusts
+Call :func:`~kernelindex_sdk._json.value.check_json_value` first: this module trusts
 its input to be JSON.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ._schemas import SAFE_INT
-from .errors import CanonicalizationError
+from .._base.schemas import SAFE_INT
+from ..errors import CanonicalizationError
 
 __all__ = ["ecmascript_number", "published_key", "published_text"]
 

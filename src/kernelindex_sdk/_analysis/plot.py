@@ -9,16 +9,48 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from ._display import printable
-from ._tables import time_unit
-from .errors import InputError, MissingDependencyError
-from .report import Family
+from .._base.display import printable
+from ..errors import InputError, MissingDependencyError
+from .runs import Stat
+from .tables import time_unit
 
 __all__ = ["figure", "save"]
+
+
+# What a plot draws, as the structure it reads: kernelindex_sdk.report's Family has it.
+# Described here, so that this module imports nothing back from report, which calls it.
+class Family(Protocol):
+    """Runs of one workload family (:class:`kernelindex_sdk.report.Family`)."""
+
+    @property
+    def operation(self) -> str: ...
+    @property
+    def pass_(self) -> str: ...
+    @property
+    def metric(self) -> str: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def x(self) -> str | None: ...
+    @property
+    def fixed(self) -> tuple[tuple[str, Any], ...]: ...
+    @property
+    def environment(self) -> str: ...
+    @property
+    def environment_digest(self) -> str: ...
+    @property
+    def implementations(self) -> tuple[str, ...]: ...
+    @property
+    def bytes_moved(self) -> dict[Any, int]: ...
+    @property
+    def x_values(self) -> list[Any]: ...
+    def stat(self, x: Any, implementation: str) -> Stat | None: ...
+    def moved(self, x: Any) -> int | None: ...
+
 
 SUFFIXES: Final = (".png", ".svg")
 _PANEL_WIDTH, _PANEL_HEIGHT = 5.2, 3.6
@@ -39,7 +71,7 @@ def _log_span(values: Iterable[float], factor: float = 10.0) -> bool:
     return len(positive) > 1 and max(positive) / min(positive) >= factor
 
 
-def _rows(found: list[Family]) -> list[list[tuple[str, Family]]]:
+def _rows(found: Sequence[Family]) -> list[list[tuple[str, Family]]]:
     """Families of one workload (all but the metric) side by side: the panels of one row."""
     rows: dict[tuple[Any, ...], list[tuple[str, Family]]] = {}
     for f in found:
@@ -52,7 +84,7 @@ def _rows(found: list[Family]) -> list[list[tuple[str, Family]]]:
     return [sorted(p, key=lambda m: order.get(m[0], 3)) for p in rows.values()]
 
 
-def figure(found: list[Family]) -> Any:
+def figure(found: Sequence[Family]) -> Any:
     """A matplotlib Figure of the families, not yet saved (tests read its axes).
 
     Raises:
@@ -78,7 +110,7 @@ def figure(found: list[Family]) -> Any:
     return fig
 
 
-def _colours(found: list[Family]) -> dict[str, str]:
+def _colours(found: Sequence[Family]) -> dict[str, str]:
     """One colour per implementation across the figure, in the order first seen (Liger is
     the same colour in every panel), from matplotlib's default cycle."""
     cycle = importlib.import_module("matplotlib").rcParams["axes.prop_cycle"].by_key()["color"]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from . import _jsonwalk
-from ._jsonwalk import MAX_DEPTH, Finding, Rules, path_tokens
-from ._messages import article
-from ._schemas import SAFE_INT
-from .errors import CanonicalizationError
+from .._base.display import article
+from .._base.schemas import SAFE_INT
+from ..errors import CanonicalizationError
+from . import walk as _jsonwalk
+from .walk import MAX_DEPTH, Finding, Rules, path_tokens
 
 __all__ = ["MAX_DEPTH", "check_json_value"]
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Final
 
-from ._display import printable, printable_all
+from .._base.display import printable, printable_all
+from .._base.units import TIME_UNITS
 
 __all__ = ["markdown_table", "quantity", "spread", "text_table", "time_unit"]
-
-#: Time units from the largest, with nanoseconds per unit.
-_TIME_UNITS: Final = (("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0))
 
 
 def _digits(value: float) -> str:
@@ -30,7 +27,7 @@ def _digits(value: float) -> str:
 
 def time_unit(ns: float) -> tuple[str, float]:
     """The time unit that shows ``ns`` nanoseconds best, and nanoseconds per that unit."""
-    for name, scale in _TIME_UNITS:
+    for name, scale in TIME_UNITS:
         if abs(ns) >= scale:
             return name, scale
     return "ns", 1.0
@@ -56,7 +53,7 @@ def spread(median: float, low: float | None, high: float | None, unit: str) -> s
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Columns padded to their widest cell, two spaces apart; numbers stay left-aligned.
 
-    Every cell is made :func:`~kernelindex_sdk._display.printable`: a newline in a
+    Every cell is made :func:`~kernelindex_sdk._base.display.printable`: a newline in a
     record's text cannot start a row of its own.
     """
     if not printable_all([*header, *(c for row in rows for c in row)]):
@@ -69,7 +66,7 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A GitHub-flavoured Markdown table of cells written as given: a cell holding
-    record text must come through :func:`~kernelindex_sdk._display.markdown_text`
+    record text must come through :func:`~kernelindex_sdk._base.display.markdown_text`
     (which escapes its pipes and controls too)."""
 
     def line(cells: Sequence[str]) -> str:

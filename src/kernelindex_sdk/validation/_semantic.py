@@ -16,9 +16,10 @@ from typing import Any, Final, NamedTuple
 import attrs
 import rfc8785
 
-from . import digest as _digest
-from ._messages import short_repr
-from .errors import Problem
+from .. import digest as _digest
+from .._base.display import short_repr
+from .._base.units import BASE_UNIT, UNITS
+from ..errors import Problem
 
 __all__ = [
     "CHECKS",
@@ -36,26 +37,6 @@ _ORDER: Final = {
         ["min", "p5", "p10", "p20", "p25", "median", "p75", "p80", "p90", "p95", "p99", "max"]
     )
 }
-# Unit -> (dimension, factor to the dimension's base unit).
-_UNITS: Final = {
-    "ns": ("time", 1),
-    "us": ("time", 10**3),
-    "ms": ("time", 10**6),
-    "s": ("time", 10**9),
-    "B": ("bytes", 1),
-    "KiB": ("bytes", 2**10),
-    "MiB": ("bytes", 2**20),
-    "GiB": ("bytes", 2**30),
-    "B/s": ("bytes/s", 1),
-    "GB/s": ("bytes/s", 10**9),
-    "TB/s": ("bytes/s", 10**12),
-    "FLOP/s": ("flop/s", 1),
-    "GFLOP/s": ("flop/s", 10**9),
-    "TFLOP/s": ("flop/s", 10**12),
-    "1": ("one", 1),
-}
-# The unit each dimension's values are compared in.
-_BASE_UNIT: Final = {"time": "ns", "bytes": "B", "bytes/s": "B/s", "flop/s": "FLOP/s", "one": "1"}
 # The dimension a metric's unit must have, for the metrics the schema names (common.json
 # Metric: "latency, memory, bandwidth or throughput"); throughput counts operations per
 # second, the only such units being FLOP/s and its multiples.
@@ -101,7 +82,7 @@ def _scaled(value: float, factor: int) -> float:
 
 
 def _units_of(dimension: str) -> str:
-    return ", ".join(repr(u) for u, (dim, _) in _UNITS.items() if dim == dimension)
+    return ", ".join(repr(u) for u, (dim, _) in UNITS.items() if dim == dimension)
 
 
 def _dimensions(run: dict[str, Any]) -> dict[str, str]:
@@ -109,7 +90,7 @@ def _dimensions(run: dict[str, Any]) -> dict[str, str]:
     the metric's first measurement."""
     found = dict(_METRIC_DIMENSION)
     for m in run["spec"].get("measurements", ()):
-        found.setdefault(m["metric"], _UNITS[m["unit"]][0])
+        found.setdefault(m["metric"], UNITS[m["unit"]][0])
     return found
 
 
@@ -176,7 +157,7 @@ def _statistics(run: dict[str, Any], run_at: str) -> dict[str, list[_Value]]:
             _Value(stat, value, value, 1, "ns", f"{run_at}/spec/timing/latencyNs/{stat}", True)
         )
     for i, m in enumerate(spec.get("measurements", ())):
-        dimension, factor = _UNITS[m["unit"]]
+        dimension, factor = UNITS[m["unit"]]
         if dimensions[m["metric"]] != dimension or not math.isfinite(_scaled(m["value"], factor)):
             continue  # check_units reports either: one problem, not one more per statistic
         found.setdefault(m["metric"], []).append(
@@ -266,7 +247,7 @@ def check_median_matches(view: RecordView) -> Iterator[Problem]:
         return
     for i, m in enumerate(spec.get("measurements", ())):
         if m["metric"] == "latency" and m["statistic"] == "median":
-            dimension, factor = _UNITS[m["unit"]]
+            dimension, factor = UNITS[m["unit"]]
             in_ns = _scaled(m["value"], factor)
             if dimension == "time" and math.isfinite(in_ns) and round(in_ns) != median:
                 yield Problem(
@@ -336,7 +317,7 @@ def check_units(view: RecordView) -> Iterator[Problem]:
     dimensions = _dimensions(view.run)
     first: dict[str, dict[str, Any]] = {}
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
-        dimension, factor = _UNITS[m["unit"]]
+        dimension, factor = UNITS[m["unit"]]
         expected = dimensions[m["metric"]]
         earlier = first.setdefault(m["metric"], m)
         if dimension != expected:
@@ -355,7 +336,7 @@ def check_units(view: RecordView) -> Iterator[Problem]:
                 code="unit-dimension",
             )
         elif not math.isfinite(_scaled(m["value"], factor)):
-            base = _BASE_UNIT[dimension]
+            base = BASE_UNIT[dimension]
             yield Problem(
                 pointer=f"{view.run_at}/spec/measurements/{i}/value",
                 message=(
@@ -378,7 +359,7 @@ def check_failed_run(view: RecordView) -> Iterator[Problem]:
     if view.run is None or view.run["spec"]["status"] != "failed":
         return
     for i, m in enumerate(view.run["spec"].get("measurements", ())):
-        if _UNITS[m["unit"]][0] != "one":
+        if UNITS[m["unit"]][0] != "one":
             yield Problem(
                 pointer=f"{view.run_at}/spec/measurements/{i}",
                 message=(
@@ -410,7 +391,7 @@ def check_protocol_timer(view: RecordView) -> Iterator[Problem]:
         )
         return  # its latency measurements follow from it: one problem, not one each
     for i, m in enumerate(spec.get("measurements", ())):
-        if _UNITS[m["unit"]][0] == "time":
+        if UNITS[m["unit"]][0] == "time":
             yield Problem(
                 pointer=f"{view.run_at}/spec/measurements/{i}",
                 message=(

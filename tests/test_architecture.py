@@ -1,0 +1,95 @@
+"""The package's layout holds: no import circles, the drawing is current, no public name lost.
+
+The layer rules themselves are import-linter contracts (``lint-imports`` in CI).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+
+import import_graph  # noqa: E402
+
+# Every public module (no underscore in its path) and its __all__, as main exported them
+# (at b4c3122) before the package was regrouped (issue 21).
+PUBLIC = json.loads((ROOT / "tests" / "public_names.json").read_text("utf-8"))
+# Modules that import torch (the [bench] extra).
+_NEEDS_TORCH = "kernelindex_sdk.reference_kernels"
+
+
+@pytest.fixture(scope="module")
+def graph() -> object:
+    return import_graph.module_graph()
+
+
+def test_no_modules_import_each_other(graph: object) -> None:
+    """Type-only imports count: a circle makes the order modules load in matter."""
+    assert import_graph.circles(graph) == []  # type: ignore[arg-type]
+
+
+def test_circles_are_found_round_any_length() -> None:
+    """The check above can fail: a three-module circle and a two-module one are found."""
+    grimp = pytest.importorskip("grimp")
+    fake = grimp.ImportGraph()
+    for a, b in [("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.d", "p.e"), ("p.e", "p.d")]:
+        fake.add_import(importer=a, imported=b)
+    fake.add_import(importer="p.f", imported="p.a")
+    assert import_graph.circles(fake) == [["p.a", "p.b", "p.c"], ["p.d", "p.e"]]
+
+
+def test_the_drawing_in_the_docs_is_the_graph(graph: object) -> None:
+    """docs/architecture.md shows the graph as it is; `python docs/hooks/import_graph.py`
+    redraws it."""
+    expected = import_graph._block(import_graph.drawing(graph))  # type: ignore[arg-type]
+    assert import_graph.current_block() == expected
+
+
+def test_the_drawing_puts_every_box_above_what_it_imports(graph: object) -> None:
+    rows = import_graph.drawing(graph).splitlines()  # type: ignore[arg-type]
+    layer = {}
+    for row in rows:
+        rank, rest = row.split(None, 1)
+        layer[rest.split(" (")[0].split(" -->")[0].strip().rstrip("/")] = int(rank)
+    for row in rows:
+        rank, rest = row.split(None, 1)
+        if "-->" in rest:
+            for target in rest.split("-->")[1].split(","):
+                assert layer[target.strip()] < int(rank), row
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_public_names_still_import(module: str) -> None:
+    """Every name a public module exported before the regrouping still imports from it."""
+    if module.startswith(_NEEDS_TORCH):
+        pytest.importorskip("torch")
+    found = importlib.import_module(module)
+    missing = [name for name in PUBLIC[module] if not hasattr(found, name)]
+    assert missing == []
+    assert set(PUBLIC[module]) <= set(getattr(found, "__all__", []))
+
+
+def test_every_name_in_an_all_exists() -> None:
+    """No public module lists a name it does not have."""
+    for module in PUBLIC:
+        if module.startswith(_NEEDS_TORCH) and importlib.util.find_spec("torch") is None:
+            continue
+        found = importlib.import_module(module)
+        assert [n for n in getattr(found, "__all__", []) if not hasattr(found, n)] == [], module
+
+
+def test_the_package_top_shows_its_layers() -> None:
+    """About a dozen private and public entries, each a layer or a public module."""
+    top = ROOT / "src" / "kernelindex_sdk"
+    entries = sorted(
+        p.name for p in top.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")
+    )
+    private = [e for e in entries if e.startswith("_") and not e.startswith("__")]
+    assert private == ["_analysis", "_base", "_cli", "_json", "_version.py"]

@@ -4,10 +4,10 @@ The same synthetic series go to the three detectors. Each anchor runs in its own
 virtual environment (never a dependency of the package), through
 benchmarks/anchors/detect.py in a subprocess that reads the series as JSON:
 
-    python3.11 -m venv /work/venv-otava && /work/venv-otava/bin/pip install apache-otava==0.8.0
-    python3.11 -m venv /work/venv-asv && /work/venv-asv/bin/pip install asv==0.6.6
+    python3.11 -m venv .venv-otava && .venv-otava/bin/pip install apache-otava==0.8.0
+    python3.11 -m venv .venv-asv && .venv-asv/bin/pip install asv==0.6.6
     PYTHONPATH=src python benchmarks/changepoints.py \
-        [--otava /work/venv-otava/bin/python] [--asv /work/venv-asv/bin/python] \
+        [--otava .venv-otava/bin/python] [--asv .venv-asv/bin/python] \
         [--out benchmarks/results/changepoints.json]
 
 The series (a fixed seed; like the issue's): each point is one run's median, ``level *
@@ -171,8 +171,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--series", type=int, default=1000, help="series per case (default 1000)")
     parser.add_argument("--seed", type=int, default=20261201)
-    parser.add_argument("--otava", default="/work/venv-otava/bin/python")
-    parser.add_argument("--asv", default="/work/venv-asv/bin/python")
+    parser.add_argument("--otava", default=".venv-otava/bin/python")
+    parser.add_argument("--asv", default=".venv-asv/bin/python")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--ours-only", action="store_true", help="skip the anchors")
     args = parser.parse_args()
@@ -227,13 +227,12 @@ def main() -> int:
         "command": (
             "PYTHONPATH=src python benchmarks/changepoints.py"
             f" --series {args.series} --seed {args.seed}"
-            " --otava /work/venv-otava/bin/python --asv /work/venv-asv/bin/python"
+            " --otava .venv-otava/bin/python --asv .venv-asv/bin/python"
             " --out benchmarks/results/changepoints.json"
         ),
         "anchors_installed_with": [
-            "python3.11 -m venv /work/venv-otava && /work/venv-otava/bin/pip install"
-            " apache-otava==0.8.0",
-            "python3.11 -m venv /work/venv-asv && /work/venv-asv/bin/pip install asv==0.6.6",
+            "python3.11 -m venv .venv-otava && .venv-otava/bin/pip install apache-otava==0.8.0",
+            "python3.11 -m venv .venv-asv && .venv-asv/bin/pip install asv==0.6.6",
         ],
         "machine": platform.machine(),
         "python": platform.python_version(),

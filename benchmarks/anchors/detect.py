@@ -3,8 +3,8 @@
 Runs inside the anchor's own virtual environment (never the package's), driven by
 benchmarks/changepoints.py:
 
-    /work/venv-otava/bin/python benchmarks/anchors/detect.py otava < series.json
-    /work/venv-asv/bin/python benchmarks/anchors/detect.py asv < series.json
+    .venv-otava/bin/python benchmarks/anchors/detect.py otava < series.json
+    .venv-asv/bin/python benchmarks/anchors/detect.py asv < series.json
 
 Input: ``{"series": [[median, ...], ...]}``. Output: ``{"version": ..., "changes":
 [[index, ...], ...]}``, each index the position of the first point after a step.

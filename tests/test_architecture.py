@@ -45,6 +45,24 @@ def test_circles_are_found_round_any_length() -> None:
     assert import_graph.circles(fake) == [["p.a", "p.b", "p.c"], ["p.d", "p.e"]]
 
 
+def test_errors_import_nothing_of_ours_outside_the_package(graph: object) -> None:
+    """Every module may import errors: it is the bottom layer, type-only imports included."""
+    assert import_graph.imports_leaving(graph, "kernelindex_sdk.errors") == []  # type: ignore[arg-type]
+
+
+def test_an_import_leaving_a_package_is_found() -> None:
+    """The check above can fail: an import from a package's submodule to a module outside."""
+    grimp = pytest.importorskip("grimp")
+    fake = grimp.ImportGraph()
+    for module in ("p", "p.errors", "p.errors._text", "p._base", "p._base.display"):
+        fake.add_module(module)
+    fake.add_import(importer="p.errors", imported="p.errors._text")
+    fake.add_import(importer="p._base.display", imported="p.errors._text")
+    assert import_graph.imports_leaving(fake, "p.errors") == []
+    fake.add_import(importer="p.errors._text", imported="p._base.display")
+    assert import_graph.imports_leaving(fake, "p.errors") == [("p.errors._text", "p._base.display")]
+
+
 def test_the_drawing_in_the_docs_is_the_graph(graph: object) -> None:
     """docs/architecture.md shows the graph as it is; `python docs/hooks/import_graph.py`
     redraws it."""

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "docs" / "hooks"))
 import import_graph  # noqa: E402
 
 # Every public module (no underscore in its path) and its __all__, as main exported them
-# (at b4c3122) before the package was regrouped (issue 21).
+# (at b4c3122) before the package was regrouped (issue 21), and the names added since.
 PUBLIC = json.loads((ROOT / "tests" / "public_names.json").read_text("utf-8"))
 # Modules that import torch (the [bench] extra).
 _NEEDS_TORCH = "kernelindex_sdk.reference_kernels"
@@ -103,11 +103,20 @@ def test_every_name_in_an_all_exists() -> None:
         assert [n for n in getattr(found, "__all__", []) if not hasattr(found, n)] == [], module
 
 
-def test_the_package_top_shows_its_layers() -> None:
-    """About a dozen private and public entries, each a layer or a public module."""
+def test_the_package_top_is_the_documented_one() -> None:
+    """docs/architecture.md names every entry at the package's top, says why it is there,
+    and states their number: a new entry needs a reason written down."""
     top = ROOT / "src" / "kernelindex_sdk"
     entries = sorted(
-        p.name for p in top.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")
+        p.name + ("/" if p.is_dir() else "")
+        for p in top.iterdir()
+        if p.name != "__pycache__" and not p.name.startswith(".")
     )
+    page = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    section = page.split("## The package's top", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    assert sorted(row[1].strip().strip("`") for row in rows) == entries
+    assert all(row[3].strip() for row in rows)
+    assert f"**{len(entries)} entries**" in section
     private = [e for e in entries if e.startswith("_") and not e.startswith("__")]
-    assert private == ["_analysis", "_base", "_cli", "_json", "_version.py"]
+    assert private == ["_analysis/", "_base/", "_cli/", "_json/", "_version.py"]

@@ -57,6 +57,29 @@ def test_options_hold_their_lists_as_tuples() -> None:
     assert hash(options) == hash(attrs.evolve(options))
 
 
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"providers": "torch"},
+         "providers: expected a list of str (a list of one for one), got a str 'torch'"),
+        ({"dtypes": ["fp32", 16]}, "dtypes[1]: expected a str, got an int 16"),
+        ({"tokens": 4}, "tokens: expected a list of int (a list of one for one), got an int 4"),
+        ({"vocab": [4.5]}, "vocab[0]: expected an int, got a float 4.5"),
+        ({"tokens": [True]}, "tokens[0]: expected an int, got a bool True"),
+        ({"beta": "0.5"}, "beta: expected a number, got '0.5'"),
+        ({"input_grad": True}, "input_grad: expected a str, got a bool True"),
+        ({"timer": None}, "timer: expected a str, got a NoneType None"),
+    ],
+)  # fmt: skip
+def test_options_of_the_wrong_type_are_argument_errors(
+    fields: dict[str, Any], message: str
+) -> None:
+    """A str is no list of names: "torch" would be read as 't', 'o', 'r'..."""
+    with pytest.raises(ArgumentError) as raised:
+        JSDOptions(**fields)
+    assert str(raised.value) == message
+
+
 KEYWORDS: list[dict[str, Any]] = [
     {"providers": ["torch", "triton"]},
     {"providers": ["torch"], "tokens": [2, 3], "vocab": [33], "dtypes": ["fp32", "bf16"]},
@@ -85,7 +108,7 @@ def test_the_keyword_form_raises_the_same_option_errors(fields: dict[str, Any]) 
 
 
 def test_options_and_their_fields_together_are_refused() -> None:
-    with pytest.raises(ArgumentError, match=r"^options: .*not both; got tokens too$"):
+    with pytest.raises(ArgumentError, match=r"^options: .*not both; got 'tokens' too$"):
         plan(JSDOptions(), device=CPU, tokens=[4])
     with pytest.raises(ArgumentError, match="not both"):
         launch.prepare_jsd(JSDOptions(), out="x.jsonl", providers=["torch"])

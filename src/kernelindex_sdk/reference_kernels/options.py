@@ -15,21 +15,37 @@ from typing import Any
 
 import attrs
 
+from .._base import arguments
 from ..errors import ArgumentError
 
 __all__ = ["JSDOptions", "options_from"]
 
 
-def _names(values: Iterable[str]) -> tuple[str, ...]:
-    return tuple(values)
+# Each option's type is checked here (ArgumentError naming it); its values are checked by
+# sweep.plan against the device. Lists become tuples: the options stay as they were built.
+def _providers(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(arguments.texts(values, "providers"))
 
 
-def _optional_names(values: Iterable[str] | None) -> tuple[str, ...] | None:
-    return None if values is None else tuple(values)
+def _dtypes(values: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(arguments.texts(values, "dtypes"))
 
 
-def _optional_sizes(values: Iterable[int] | None) -> tuple[int, ...] | None:
-    return None if values is None else tuple(values)
+def _tokens(values: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(arguments.integers(values, "tokens"))
+
+
+def _vocab(values: Iterable[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(arguments.integers(values, "vocab"))
+
+
+def _number(_: Any, attribute: attrs.Attribute[float], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ArgumentError(argument=attribute.name, reason=f"expected a number, got {value!r}")
+
+
+def _text(_: Any, attribute: attrs.Attribute[str], value: Any) -> None:
+    arguments.text(value, attribute.name)
 
 
 @attrs.frozen(kw_only=True)
@@ -37,10 +53,17 @@ class JSDOptions:
     """What a JSD sweep covers and how it times it; ``JSDOptions()`` is the command's
     default sweep (``kernelindex bench jsd`` with no sweep flags).
 
-    The options are kept as given. :func:`kernelindex_sdk.reference_kernels.jsd.sweep.plan`
-    checks them against the device the sweep runs on (the default points differ between a
-    GPU and the CPU) and raises :class:`~kernelindex_sdk.errors.SweepOptionError` naming
-    the attribute (``providers``); the command line names its flag (``--impl``) instead.
+    Building one checks each option's type (lists become tuples).
+    :func:`kernelindex_sdk.reference_kernels.jsd.sweep.plan` checks the values against
+    the device the sweep runs on (the default points differ between a GPU and the CPU)
+    and raises :class:`~kernelindex_sdk.errors.SweepOptionError` naming the attribute
+    (``providers``); the command line names its flag (``--impl``) instead.
+
+    Raises:
+        ArgumentError: (a ValueError) for an option of the wrong type: a str where a
+            list of names belongs, a list holding other than ints for ``tokens`` or
+            ``vocab``, a ``beta`` that is not a number, an ``input_grad`` or ``timer``
+            that is not a str.
 
     Attributes:
         providers: Names from :data:`~kernelindex_sdk.reference_kernels.jsd.sweep.PROVIDERS`.
@@ -54,13 +77,13 @@ class JSDOptions:
         timer: One of :data:`~kernelindex_sdk.reference_kernels.harness.TIMERS`.
     """
 
-    providers: tuple[str, ...] = attrs.field(default=("torch", "triton"), converter=_names)
-    tokens: tuple[int, ...] | None = attrs.field(default=None, converter=_optional_sizes)
-    vocab: tuple[int, ...] | None = attrs.field(default=None, converter=_optional_sizes)
-    dtypes: tuple[str, ...] | None = attrs.field(default=None, converter=_optional_names)
-    beta: float = 0.5
-    input_grad: str = "off"
-    timer: str = "cuda-events"
+    providers: tuple[str, ...] = attrs.field(default=("torch", "triton"), converter=_providers)
+    tokens: tuple[int, ...] | None = attrs.field(default=None, converter=_tokens)
+    vocab: tuple[int, ...] | None = attrs.field(default=None, converter=_vocab)
+    dtypes: tuple[str, ...] | None = attrs.field(default=None, converter=_dtypes)
+    beta: float = attrs.field(default=0.5, validator=_number)
+    input_grad: str = attrs.field(default="off", validator=_text)
+    timer: str = attrs.field(default="cuda-events", validator=_text)
 
 
 def options_from(options: JSDOptions | None, fields: Mapping[str, Any]) -> JSDOptions:
@@ -82,6 +105,9 @@ def options_from(options: JSDOptions | None, fields: Mapping[str, Any]) -> JSDOp
     if fields:
         raise ArgumentError(
             argument="options",
-            reason=f"expected the options or their fields, not both; got {', '.join(fields)} too",
+            reason=(
+                "expected the options or their fields one by one, not both;"
+                f" got {', '.join(map(repr, fields))} too"
+            ),
         )
     return options

@@ -7,12 +7,17 @@ flags; the keyword form of earlier versions still works.
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 import torch
 
+import kernelindex_sdk
 from kernelindex_sdk._cli import bench as cli_bench
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.errors import ArgumentError, LaunchError, SweepOptionError
@@ -146,3 +151,16 @@ def test_the_cli_builds_the_options_once_and_passes_them_down(
     status = main(["bench", "jsd", *argv, "--no-progress", "-o", "x.jsonl"], stderr=err)
     assert (status, err.getvalue()) == (2, "kernelindex: --shard: stop here\n")
     assert given == [((expected,), {"out": "x.jsonl", "shard": None, "devices": None})]
+
+
+def test_the_options_module_imports_neither_torch_nor_triton() -> None:
+    """Options exist before the device is chosen, and Triton must wait for that choice."""
+    code = (
+        "import sys, kernelindex_sdk.reference_kernels.options;"
+        "print(sorted({'torch', 'triton'} & set(sys.modules)))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(kernelindex_sdk.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout == "[]\n"

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "docs" / "hooks"))
 import import_graph  # noqa: E402
 
 # Every public module (no underscore in its path) and its __all__, as main exported them
-# (at b4c3122) before the package was regrouped (issue 21).
+# (at b4c3122) before the package was regrouped (issue 21), and the names added since.
 PUBLIC = json.loads((ROOT / "tests" / "public_names.json").read_text("utf-8"))
 # Modules that import torch (the [bench] extra).
 _NEEDS_TORCH = "kernelindex_sdk.reference_kernels"
@@ -43,6 +43,24 @@ def test_circles_are_found_round_any_length() -> None:
         fake.add_import(importer=a, imported=b)
     fake.add_import(importer="p.f", imported="p.a")
     assert import_graph.circles(fake) == [["p.a", "p.b", "p.c"], ["p.d", "p.e"]]
+
+
+def test_errors_import_nothing_of_ours_outside_the_package(graph: object) -> None:
+    """Every module may import errors: it is the bottom layer, type-only imports included."""
+    assert import_graph.imports_leaving(graph, "kernelindex_sdk.errors") == []  # type: ignore[arg-type]
+
+
+def test_an_import_leaving_a_package_is_found() -> None:
+    """The check above can fail: an import from a package's submodule to a module outside."""
+    grimp = pytest.importorskip("grimp")
+    fake = grimp.ImportGraph()
+    for module in ("p", "p.errors", "p.errors._text", "p._base", "p._base.display"):
+        fake.add_module(module)
+    fake.add_import(importer="p.errors", imported="p.errors._text")
+    fake.add_import(importer="p._base.display", imported="p.errors._text")
+    assert import_graph.imports_leaving(fake, "p.errors") == []
+    fake.add_import(importer="p.errors._text", imported="p._base.display")
+    assert import_graph.imports_leaving(fake, "p.errors") == [("p.errors._text", "p._base.display")]
 
 
 def test_the_drawing_in_the_docs_is_the_graph(graph: object) -> None:
@@ -85,11 +103,20 @@ def test_every_name_in_an_all_exists() -> None:
         assert [n for n in getattr(found, "__all__", []) if not hasattr(found, n)] == [], module
 
 
-def test_the_package_top_shows_its_layers() -> None:
-    """About a dozen private and public entries, each a layer or a public module."""
+def test_the_package_top_is_the_documented_one() -> None:
+    """docs/architecture.md names every entry at the package's top, says why it is there,
+    and states their number: a new entry needs a reason written down."""
     top = ROOT / "src" / "kernelindex_sdk"
     entries = sorted(
-        p.name for p in top.iterdir() if p.name != "__pycache__" and not p.name.startswith(".")
+        p.name + ("/" if p.is_dir() else "")
+        for p in top.iterdir()
+        if p.name != "__pycache__" and not p.name.startswith(".")
     )
+    page = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    section = page.split("## The package's top", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    assert sorted(row[1].strip().strip("`") for row in rows) == entries
+    assert all(row[3].strip() for row in rows)
+    assert f"**{len(entries)} entries**" in section
     private = [e for e in entries if e.startswith("_") and not e.startswith("__")]
-    assert private == ["_analysis", "_base", "_cli", "_json", "_version.py"]
+    assert private == ["_analysis/", "_base/", "_cli/", "_json/", "_version.py"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import grimp
 
-__all__ = ["ARCHITECTURE", "circles", "drawing", "module_graph", "update"]
+__all__ = ["ARCHITECTURE", "circles", "drawing", "imports_leaving", "module_graph", "update"]
 
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "architecture.md"
 _START = "<!-- import-graph:start (docs/hooks/import_graph.py) -->"
@@ -31,7 +31,8 @@ _BOXES = {
 _LABELS = {
     "analysis": "analysis (compare, report, merge, _analysis/)",
     "kernelindex_sdk": "kernelindex_sdk (__init__: the public API)",
-    "_base": "_base/ (schemas, files, numbers, timestamps, names, noise, units)",
+    "_base": "_base/ (schemas, files, numbers, timestamps, names, noise, units, display)",
+    "errors": "errors/ (the exceptions, their message text)",
 }
 
 
@@ -44,10 +45,7 @@ def _box(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 1:
         return _PACKAGE
-    top = parts[1]
-    if top == "_base" and parts[2:3] == ["display"]:
-        return "_base.display"
-    return _BOXES.get(top, top)
+    return _BOXES.get(parts[1], parts[1])
 
 
 def _box_edges(graph: grimp.ImportGraph) -> dict[str, set[str]]:
@@ -62,6 +60,18 @@ def _box_edges(graph: grimp.ImportGraph) -> dict[str, set[str]]:
 
 def _imports(graph: grimp.ImportGraph, module: str) -> Iterator[str]:
     return iter(sorted(graph.find_modules_directly_imported_by(module)))
+
+
+def imports_leaving(graph: grimp.ImportGraph, package: str) -> list[tuple[str, str]]:
+    """Every (importer, imported) pair where a module of ``package`` imports one of ours
+    outside it, type-only imports included."""
+    inside = {package, *graph.find_descendants(package)}
+    return sorted(
+        (module, imported)
+        for module in inside
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported not in inside
+    )
 
 
 def circles(graph: grimp.ImportGraph) -> list[list[str]]:

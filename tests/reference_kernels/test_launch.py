@@ -30,7 +30,7 @@ from kernelindex_sdk._cli import main
 from kernelindex_sdk.convert import dumps
 from kernelindex_sdk.errors import LaunchError
 from kernelindex_sdk.reference_kernels.jsd import sweep
-from kernelindex_sdk.reference_kernels.launch import CPU_WORKERS, prepare_jsd
+from kernelindex_sdk.reference_kernels.launch import CPU_WORKERS, JSDOptions, prepare_jsd
 from kernelindex_sdk.reference_kernels.workers import Device
 from kernelindex_sdk.validation import check
 
@@ -60,14 +60,12 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def plan(shard: str | None = None, **environ: str) -> Any:
     return prepare_jsd(
-        providers=("torch", "triton"),
+        JSDOptions(providers=("torch", "triton"), tokens=(2, 3, 5, 8), vocab=(33, 64),
+                   dtypes=("fp32", "bf16")),
         out="runs-{rank}.jsonl",
         shard=shard,
-        tokens=(2, 3, 5, 8),
-        vocab=(33, 64),
-        dtypes=("fp32", "bf16"),
         environ=clean_env(**environ),
-    )
+    )  # fmt: skip
 
 
 def test_every_point_is_one_provider_on_one_case_in_sweep_order() -> None:
@@ -245,11 +243,8 @@ def test_devices_with_cpu_workers_give_the_plain_sweeps_records(
 
 def test_a_worker_that_fails_gives_failed_records_and_the_rest_go_on() -> None:
     part = prepare_jsd(
-        providers=("torch",),
+        JSDOptions(providers=("torch",), tokens=(2, 3), vocab=(33,), dtypes=("fp32",)),
         devices="cpu,cpu",
-        tokens=(2, 3),
-        vocab=(33,),
-        dtypes=("fp32",),
         environ=clean_env(**{CPU_WORKERS: "1"}),
     )
     good, _ = part.devices
@@ -278,16 +273,13 @@ def test_failed_record_validates_and_says_why() -> None:
 
 def test_bad_devices_reach_the_library_caller_as_launch_errors() -> None:
     with pytest.raises(LaunchError, match="no GPU is visible"):
-        prepare_jsd(providers=("torch",), devices="all", environ=clean_env())
+        prepare_jsd(JSDOptions(providers=("torch",)), devices="all", environ=clean_env())
 
 
 def test_an_interrupt_while_writing_still_writes_what_the_workers_finished() -> None:
     part = prepare_jsd(
-        providers=("torch",),
+        JSDOptions(providers=("torch",), tokens=(2, 3, 5, 8), vocab=(33,), dtypes=("fp32",)),
         devices="cpu,cpu",
-        tokens=(2, 3, 5, 8),
-        vocab=(33,),
-        dtypes=("fp32",),
         environ=clean_env(**{CPU_WORKERS: "1"}),
     )
     written: list[Any] = []

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import os
 import reprlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import attrs
 
 from ..errors import ArgumentError
+from .display import article
 
 __all__ = [
     "instance",
     "integer",
+    "integers",
     "optional_text",
     "path",
     "path_or_fd",
@@ -44,7 +46,7 @@ def short_repr(value: Any) -> str:
 
 
 def _kind(value: Any) -> str:
-    return f"a {type(value).__name__} {short_repr(value)}"
+    return f"{article(type(value).__name__)} {short_repr(value)}"
 
 
 def path(value: Any, argument: str = "path") -> str | Path:
@@ -102,15 +104,26 @@ def optional_text(value: Any, argument: str) -> str | None:
     return None if value is None else text(value, argument)
 
 
-def texts(value: Any, argument: str) -> list[str]:
-    """``value`` as a list of str; a single str is refused (it would be read as its
-    letters)."""
+def _items(value: Any, argument: str, noun: str, item: Callable[[Any, str], T]) -> list[T]:
+    """``value`` as a list of what ``item`` accepts; a single value, a str or a mapping
+    is refused (a str would be read as its letters, a mapping as its keys)."""
     if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
         raise ArgumentError(
             argument=argument,
-            reason=f"expected a list of str (a list of one for one), got {_kind(value)}",
+            reason=f"expected a list of {noun} (a list of one for one), got {_kind(value)}",
         )
-    return [text(item, f"{argument}[{i}]") for i, item in enumerate(value)]
+    return [item(v, f"{argument}[{i}]") for i, v in enumerate(value)]
+
+
+def texts(value: Any, argument: str) -> list[str]:
+    """``value`` as a list of str; a single str is refused (it would be read as its
+    letters)."""
+    return _items(value, argument, "str", text)
+
+
+def integers(value: Any, argument: str) -> list[int]:
+    """``value`` as a list of int (no bool); a single int or a str is refused."""
+    return _items(value, argument, "int", integer)
 
 
 def integer(value: Any, argument: str) -> int:

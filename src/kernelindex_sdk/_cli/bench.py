@@ -24,7 +24,7 @@ from .store import add_provenance
 __all__ = ["register"]
 
 
-# The flag of each parameter a sweep option error names.
+# The flag of each option (JSDOptions' attributes) a sweep option error names.
 _FLAGS = {
     "providers": "--impl",
     "tokens": "--tokens",
@@ -117,7 +117,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     try:
-        from ..reference_kernels.launch import prepare_jsd
+        from ..reference_kernels.launch import JSDOptions, prepare_jsd
     except ImportError:
         print(
             "kernelindex bench needs the [bench] extra: pip install 'kernelindex-sdk[bench]'",
@@ -127,20 +127,18 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     from ..documents import JSONLinesWriter
     from ..models import RecordBundle
 
+    options = JSDOptions(
+        providers=args.impl,
+        tokens=args.tokens,
+        vocab=args.vocab,
+        dtypes=args.dtype,
+        beta=args.beta,
+        input_grad=args.input_grad,
+        timer=args.timer,
+    )
     # Raises LaunchError or SweepOptionError (exit 2, one line) before anything runs.
     try:
-        part = prepare_jsd(
-            providers=args.impl,
-            out=args.out,
-            shard=args.shard,
-            devices=args.devices,
-            tokens=args.tokens,
-            vocab=args.vocab,
-            dtypes=args.dtype,
-            beta=args.beta,
-            input_grad=args.input_grad,
-            timer=args.timer,
-        )
+        part = prepare_jsd(options, out=args.out, shard=args.shard, devices=args.devices)
     except SweepOptionError as err:
         # The library names its parameter (providers); the command line, its flag.
         raise attrs.evolve(err, source=_FLAGS.get(err.source, err.source)) from None

@@ -1,8 +1,9 @@
 """One process's part of a JSD sweep: its shard, its GPU (or workers), and its output file.
 
-``kernelindex bench jsd`` calls :func:`prepare_jsd`, prints :meth:`JSDSweep.describe`,
-and writes each record :meth:`JSDSweep.run` passes it. The shard comes from ``--shard`` or the
-launcher's variables (:func:`kernelindex_sdk.sharding.detect_launch`); ``--devices``
+``kernelindex bench jsd`` builds a :class:`JSDOptions` from its flags, calls
+:func:`prepare_jsd` with it, prints :meth:`JSDSweep.describe`, and writes each record
+:meth:`JSDSweep.run` passes it. The shard comes from ``--shard`` or the launcher's
+variables (:func:`kernelindex_sdk.sharding.detect_launch`); ``--devices``
 spreads the shard over one worker process per GPU
 (:func:`kernelindex_sdk.reference_kernels.workers.run_on_devices`).
 
@@ -16,7 +17,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import torch
@@ -25,12 +26,13 @@ from ..errors import LaunchError
 from ..models import RecordBundle
 from ..sharding import Launch, detect_launch, output_path
 from .device import select_device
+from .options import JSDOptions, options_from
 from .workers import Device, Finished, cuda_devices, parse_devices, run_on_devices
 
 if TYPE_CHECKING:
     from .jsd.sweep import Point
 
-__all__ = ["CPU_WORKERS", "JSDSweep", "prepare_jsd", "resolve_devices"]
+__all__ = ["CPU_WORKERS", "JSDOptions", "JSDSweep", "prepare_jsd", "resolve_devices"]
 
 #: Set to ``1`` to let ``--devices cpu,cpu`` start CPU worker processes in place of GPUs:
 #: a test hook. CPU workers prove the process plumbing, not the pinning or the timing.
@@ -180,34 +182,25 @@ def _choose_device(launch: Launch, workers: Sequence[Device]) -> tuple[Launch, t
 
 
 def prepare_jsd(
+    options: JSDOptions | None = None,
     *,
-    providers: Sequence[str],
     out: str = "-",
     shard: str | None = None,
     devices: str | None = None,
-    tokens: Sequence[int] | None = None,
-    vocab: Sequence[int] | None = None,
-    dtypes: Sequence[str] | None = None,
-    beta: float = 0.5,
-    input_grad: str = "off",
-    timer: str = "cuda-events",
     environ: Mapping[str, str] | None = None,
+    **fields: Any,
 ) -> JSDSweep:
     """Decide this process's part of a JSD sweep before anything runs or is written.
 
     Args:
-        providers: Names from :data:`sweep.PROVIDERS`.
+        options: What the sweep covers and how it times it (:class:`JSDOptions`).
         out: The ``-o`` template (``{rank}``, ``{host}``) or ``-``.
         shard: ``--shard I/N``; None to take it from the launcher's variables.
         devices: ``--devices all|0,1,...``; None to run in this process.
-        tokens: See :func:`sweep.plan`; likewise ``vocab``, ``dtypes``, ``beta``,
-            ``input_grad`` and ``timer``.
-        vocab: Vocabulary sizes.
-        dtypes: Dtype names.
-        beta: Weight of P in the mixture.
-        input_grad: ``off``, ``on`` or ``both``.
-        timer: One of the harness's timers.
         environ: The environment to read; ``os.environ`` by default.
+        **fields: The options one by one instead of ``options``, as earlier versions
+            took them (``providers=...``, ``tokens=...``): the same as
+            ``prepare_jsd(JSDOptions(**fields), ...)``.
 
     Returns:
         The sweep part, ready to run with :meth:`JSDSweep.run`.
@@ -215,10 +208,12 @@ def prepare_jsd(
     Raises:
         LaunchError: for a bad ``--shard``, ``--devices`` or launcher variable, or an
             output without ``{rank}`` under a launcher of several processes.
-        SweepOptionError: for an unusable sweep option.
+        SweepOptionError: for an unusable option (from :func:`sweep.plan`).
+        ArgumentError: for ``options`` and ``fields`` both given.
         StateError: when there is no GPU and Triton was imported before
             ``TRITON_INTERPRET=1`` was set (from ``device.select_device()``).
     """
+    options = options_from(options, fields)
     env = os.environ if environ is None else environ
     launch = detect_launch(shard, env)
     path = output_path(out, launch)
@@ -226,17 +221,8 @@ def prepare_jsd(
     launch, device = _choose_device(launch, workers)
     from .jsd import sweep
 
-    planned = sweep.plan(
-        providers=providers,
-        device=device,
-        tokens=tokens,
-        vocab=vocab,
-        dtypes=dtypes,
-        beta=beta,
-        input_grad=input_grad,
-        timer=timer,
-    )
-    every = sweep.points(providers, planned)
+    planned = sweep.plan(options, device=device)
+    every = sweep.points(options.providers, planned)
     chosen = launch.select(every, cost=sweep.point_cost)
     whole = sum(map(sweep.point_cost, every))
     share = sum(map(sweep.point_cost, chosen)) / whole if whole else None
@@ -248,5 +234,5 @@ def prepare_jsd(
         chosen=tuple(chosen),
         total=len(every),
         cost_share=share,
-        timer=timer,
+        timer=options.timer,
     )

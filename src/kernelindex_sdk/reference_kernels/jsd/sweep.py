@@ -2,7 +2,8 @@
 
 ``kernelindex bench jsd`` (through :mod:`..launch`) runs :func:`run_points` over
 :func:`points`, one share of them per device or shard; :func:`run_sweep` runs them all in
-one process. Option errors name the parameter (``providers``); the CLI names its flag.
+one process. The options come as one :class:`JSDOptions`, which :func:`plan` checks and
+turns into cases; option errors name the option (``providers``), the CLI its flag.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..._base.schemas import SAFE_INT
 from ...errors import ArgumentError, SweepOptionError
 from ...models import RecordBundle
 from .. import harness
+from ..options import JSDOptions, options_from
 from . import fused, reference
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "PROVIDERS",
     "TOLERANCES",
     "JSDCase",
+    "JSDOptions",
     "Point",
     "SweepDefaults",
     "SweepOptionError",
@@ -217,36 +220,28 @@ def _check_bytes_moved(
 
 
 def plan(
-    *,
-    providers: Sequence[str],
-    device: torch.device,
-    tokens: Sequence[int] | None = None,
-    vocab: Sequence[int] | None = None,
-    dtypes: Sequence[str] | None = None,
-    beta: float = 0.5,
-    input_grad: str = "off",
-    timer: str = "cuda-events",
+    options: JSDOptions | None = None, *, device: torch.device, **fields: Any
 ) -> list[JSDCase]:
     """Check a sweep's options and return its points, defaults filled in for ``device``.
 
     Args:
-        providers: Names from :data:`PROVIDERS`.
+        options: The sweep's options (:class:`JSDOptions`).
         device: Where the sweep runs; picks the default points (GPU or CPU).
-        tokens: Rows BT; None for the device's default.
-        vocab: Vocabulary sizes V; None for the device's default.
-        dtypes: Names from :data:`DTYPES`; None for the device's default.
-        beta: Weight of P in the mixture, in [0, 1].
-        input_grad: ``off``, ``on`` or ``both``.
-        timer: One of :data:`harness.TIMERS`.
+        **fields: The options one by one instead of ``options``, as earlier versions
+            took them (``providers=...``, ``tokens=...``): the same as
+            ``plan(JSDOptions(**fields), device=device)``.
 
     Returns:
         The points in sweep order.
 
     Raises:
-        SweepOptionError: for an empty list, an unknown name, a value out of range or
-            given twice, sizes whose bytesMoved exceeds 2^53 - 1, or
-            liger without liger-kernel installed.
+        SweepOptionError: naming the option (``providers``) for an empty list, an unknown
+            name, a value out of range or given twice, sizes whose bytesMoved exceeds
+            2^53 - 1, or liger without liger-kernel installed.
+        ArgumentError: for ``options`` and ``fields`` both given.
     """
+    options = options_from(options, fields)
+    providers = options.providers
     if not providers:
         raise SweepOptionError(source="providers", reason="expected at least one value, got none")
     unknown = [p for p in providers if p not in PROVIDERS]
@@ -260,19 +255,21 @@ def plan(
         raise SweepOptionError(
             source="providers", reason="liger needs liger-kernel (pip install liger-kernel)"
         )
+    beta = options.beta
     if not (math.isfinite(beta) and 0.0 <= beta <= 1.0):
         raise SweepOptionError(source="beta", reason=f"expected a number in [0, 1], got {beta!r}")
     grads = {"off": (False,), "on": (True,), "both": (False, True)}
-    if input_grad not in grads:
+    if options.input_grad not in grads:
         raise SweepOptionError(
-            source="input_grad", reason=f"expected off, on or both, got {input_grad!r}"
+            source="input_grad", reason=f"expected off, on or both, got {options.input_grad!r}"
         )
-    if timer not in harness.TIMERS:
+    if options.timer not in harness.TIMERS:
         raise SweepOptionError(
-            source="timer", reason=f"expected one of {', '.join(harness.TIMERS)}, got {timer!r}"
+            source="timer",
+            reason=f"expected one of {', '.join(harness.TIMERS)}, got {options.timer!r}",
         )
     defaults = GPU_DEFAULTS if device.type == "cuda" else CPU_DEFAULTS
-    chosen_dtypes = list(defaults.dtypes if dtypes is None else dtypes)
+    chosen_dtypes = list(defaults.dtypes if options.dtypes is None else options.dtypes)
     if not chosen_dtypes:
         raise SweepOptionError(source="dtypes", reason="expected at least one value, got none")
     bad = [d for d in chosen_dtypes if d not in DTYPES]
@@ -281,16 +278,11 @@ def plan(
             source="dtypes", reason=f"expected some of {', '.join(DTYPES)}, got {bad[0]!r}"
         )
     _once("dtypes", chosen_dtypes)
-    chosen_tokens = _positive("tokens", tokens, defaults.tokens)
-    chosen_vocab = _positive("vocab", vocab, defaults.vocab)
-    _check_bytes_moved(chosen_tokens, chosen_vocab, chosen_dtypes, grads[input_grad])
-    return cases(
-        chosen_tokens,
-        chosen_vocab,
-        chosen_dtypes,
-        beta=beta,
-        input_grad=grads[input_grad],
-    )
+    chosen_tokens = _positive("tokens", options.tokens, defaults.tokens)
+    chosen_vocab = _positive("vocab", options.vocab, defaults.vocab)
+    input_grad = grads[options.input_grad]
+    _check_bytes_moved(chosen_tokens, chosen_vocab, chosen_dtypes, input_grad)
+    return cases(chosen_tokens, chosen_vocab, chosen_dtypes, beta=beta, input_grad=input_grad)
 
 
 def liger_available() -> bool:

@@ -2,6 +2,10 @@
 
 Every exception derives from KernelIndexError and carries its facts as fields, so
 callers read ``err.problems`` or ``err.line`` instead of parsing messages.
+
+The package imports nothing of ours outside itself (tests/test_architecture.py checks),
+so that every other module can import it: the one-line form of the text its messages
+show lives here too, in :mod:`._text`.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ from typing import Any, Final, Protocol
 import attrs
 import rfc8785
 
-# The one module of ours this one imports: it imports nothing, and every message
-# printed here goes through it.
-from ._base.display import cut_pointer, display_path, json_safe, printable, printable_pointer
+# Every message prints file names, pointers and values through the package's own text
+# module: errors imports nothing else of ours, so any module may import it.
+from ._text import cut_pointer, display_path, json_safe, printable, printable_pointer
 
 __all__ = [
     "MAX_MESSAGE",

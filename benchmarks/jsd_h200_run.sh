@@ -8,6 +8,8 @@
 #          distribution in $WHL) with its entry points swapped for ours (liger_test_swap.py)
 #   bench  benchmarks/jsd_forward.py (BENCH_ARGS; outputs named with BENCH_TAG)
 #   step   benchmarks/jsd_training_step.py profile, host and step against BASELINE
+#   variants benchmarks/jsd_variant_probe.py (kernel variants, steps, host time) and the
+#          registers of what it compiled
 #   recheck  the kernel tests again on the GPU (test_jsd*.py whole, the training-step tests)
 # Needs: $WHL holding the runtime wheels, liger-kernel 0.8.5's wheel and its sdist;
 # $OUT for results; BASELINE, a fused.py to compare with (probe, bench).
@@ -82,6 +84,21 @@ bench)
         --summary "$OUT/jsd_forward_h200$tag.json" --table "$OUT/jsd_forward_h200$tag.md" \
         2>&1 | tail -40
     echo "jsd_forward rc=$?"
+    ;;
+variants)
+    # Kernel variants side by side, training steps as called, host time per call; then the
+    # registers of every kernel this run compiled (Triton's cache, this Triton's cuobjdump).
+    KI_BASELINE_FUSED=${BASELINE:-} timeout "${PROBE_TIMEOUT:-420}" python3 \
+        benchmarks/jsd_variant_probe.py ${PROBE_PARTS:-kernels steps host} \
+        >"$OUT/jsd_variant_probe_h200.json" 2>"$OUT/jsd_variant_probe_h200.log"
+    echo "variant probe rc=$?"
+    tail -30 "$OUT/jsd_variant_probe_h200.log"
+    cuobjdump=$(python3 -c 'import triton, os; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump"))')
+    find ~/.triton/cache -name '*.cubin' | while read -r cubin; do
+        meta=${cubin%.cubin}.json
+        printf '%s %s\n' "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["name"], m["num_warps"], m.get("hash","")[:8])' "$meta" 2>/dev/null)" \
+            "$("$cuobjdump" -res-usage "$cubin" 2>/dev/null | grep -o 'REG:[0-9]*' | head -1)"
+    done >"$OUT/jsd_variant_regs_h200.txt"
     ;;
 recheck)
     python3 -m pytest -q -p no:cacheprovider tests/reference_kernels/test_jsd.py \

@@ -50,6 +50,7 @@ BASE2: Final = 1
 PAIR: Final = 2
 SPLIT: Final = 3
 LEAN: Final = 4
+FOLD: Final = 5
 TL: Final = 0
 PTX: Final = 1
 LIBDEVICE: Final = 2
@@ -58,13 +59,14 @@ _KERNEL_DTYPES: Final = (torch.float32, torch.bfloat16, torch.float16)
 #: (FORM, OPS) of float32 and of bf16/fp16 on CUDA; benchmarks/jsd_math_probe.py measures
 #: the choices.
 FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
-HALF_CUDA: tuple[int, int] = (SPLIT, PTX)
+HALF_CUDA: tuple[int, int] = (FOLD, PTX)
 #: bf16 and fp16 on CUDA without the gradient.
 HALF_LOSS_CUDA: tuple[int, int] = (LEAN, PTX)
 _BASE2: tl.constexpr = tl.constexpr(BASE2)
 _PAIR: tl.constexpr = tl.constexpr(PAIR)
 _SPLIT: tl.constexpr = tl.constexpr(SPLIT)
 _LEAN: tl.constexpr = tl.constexpr(LEAN)
+_FOLD: tl.constexpr = tl.constexpr(FOLD)
 # What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
 PAD: tl.constexpr = tl.constexpr(-200.0)
 _PTX: tl.constexpr = tl.constexpr(PTX)
@@ -104,6 +106,8 @@ class KernelConfig:
         block_v: Columns per tile.
         num_warps: Warps per program.
         programs_per_sm: Persistent programs per multiprocessor.
+        stages: Software pipelining stages of the tile loop (1: none; one flat row only:
+            no labels, rows back to back).
         source: The table entry that chose it (``sm_90``), or ``default`` for a device
             the table does not know, ``interpreter`` off the GPU.
     """
@@ -111,6 +115,7 @@ class KernelConfig:
     block_v: int
     num_warps: int
     programs_per_sm: int
+    stages: int
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -124,17 +129,17 @@ class KernelConfig:
 # a few candidates, with and without software pipelining, at 1024..8192 x 128256.
 # Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
 # them for it ahead of time).
-#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM).
-CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int]]]] = {
+#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, pipelining stages).
+CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
     "sm_90": {
-        (4, False): (4096, 16, 4),
-        (4, True): (4096, 16, 4),
-        (2, False): (8192, 16, 4),
-        (2, True): (16384, 32, 2),
+        (4, False): (4096, 16, 2, 1),
+        (4, True): (4096, 16, 2, 1),
+        (2, False): (8192, 16, 4, 1),
+        (2, True): (8192, 32, 1, 1),
     },
 }
 _INTERPRETER_CONFIG: Final = KernelConfig(
-    block_v=128, num_warps=1, programs_per_sm=2, source="interpreter"
+    block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
 )
 # Keep at least this many elements per thread when a short vocabulary shrinks the tile.
 _MIN_PER_THREAD: Final = 8
@@ -158,10 +163,18 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
     entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
+    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[
+        (min(element_size, 4), grad)
+    ]
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
-    return KernelConfig(block_v=block, num_warps=warps, programs_per_sm=per_sm, source=source)
+    return KernelConfig(
+        block_v=block,
+        num_warps=warps,
+        programs_per_sm=per_sm,
+        stages=stages,
+        source=source,
+    )
 
 
 @triton.jit
@@ -279,16 +292,22 @@ def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
 @triton.jit
 def _tile(
     b_acc,
+    b_acc_p,
+    b_acc_q,
     b_x,
     b_y,
     beta,
     log2_beta,
     log2_one_minus_beta,
+    grad_scale,
+    inv_scale,
     BETA_MODE: tl.constexpr,
     FORM: tl.constexpr,
     OPS: tl.constexpr,
 ):
-    """Add one tile's loss terms to the running sum; return it and dl/dX (unscaled).
+    """Add one tile's loss terms to the running sums; return them and dl/dX times
+    ``grad_scale`` (FOLD: ``log2_one_minus_beta`` holds log2((1-beta) grad_scale), and
+    ``inv_scale`` is 1 / grad_scale).
 
     X or Y of -inf is probability 0, and 0 * log 0 = 0: at 0 < beta < 1 both are floored
     at PAD (exp exactly 0, every term 0 times a finite number, as in padding lanes); at
@@ -332,6 +351,21 @@ def _tile(
         b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
+    elif FORM == _FOLD:
+        # SPLIT with grad_scale s folded into the exponent and every term one FMA:
+        # bqs = s bq = 2^(X log2 e + log2((1-beta) s)), M = bqs / s + bp, z = log2 M,
+        # dx = bqs (X log2 e - z); l / ln 2 = log2 e (bp Y + bqs X / s) - M z, summed as
+        # b_acc_p = sum bp Y, b_acc_q = sum bqs X, b_acc = -sum M z (combined once per
+        # program). The terms nearly cancel, as SPLIT's do: for bf16 and fp16 only.
+        b_bqs = _exp2(b_x * LOG2E + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * LOG2E + log2_beta, OPS)
+        b_m = b_bqs * inv_scale + b_bp
+        b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+        b_acc_p = b_acc_p + b_bp * b_y
+        b_acc_q = b_acc_q + b_bqs * b_x
+        b_acc = b_acc - b_m * b_z
+        b_l = 0.0
+        b_g = b_bqs * (b_x * LOG2E - b_z)
     elif FORM == _LEAN:
         # SPLIT without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and Y
         # need no scaled copies and each term goes into the running sum by one FMA
@@ -372,14 +406,32 @@ def _tile(
         b_l = b_bp * (b_y - b_lm) + b_g
     # Padding lanes read X = Y = PAD: every exp underflows to exactly 0, so every term is
     # 0 times a finite number (no select needed).
-    if FORM != _LEAN or BETA_MODE != 2:
+    # Triton's compiler takes no `in` on constexprs: two comparisons.
+    if (FORM != _LEAN and FORM != _FOLD) or BETA_MODE != 2:  # noqa: PLR1714
         b_acc += b_l
-    return b_acc, b_g
+    if FORM != _FOLD or BETA_MODE != 2:
+        b_g = b_g * grad_scale
+    return b_acc, b_acc_p, b_acc_q, b_g
+
+
+@triton.jit
+def _store_dx(p_row, o_v, b_g, cols, MASKED: tl.constexpr):
+    """Store one tile of dL/dinput (already scaled) at p_row + o_v, in dx's dtype."""
+    b_dx = b_g.to(p_row.dtype.element_ty)
+    # Streaming stores (.cs): dL/dinput is not read again by this kernel, and writing it
+    # past L2's normal policy left the input stream 4-6% faster on an H200
+    # (benchmarks/results/jsd_training_step_probe_h200.json, "cs").
+    if MASKED:
+        tl.store(p_row + o_v, b_dx, mask=o_v < cols, cache_modifier=".cs")
+    else:
+        tl.store(p_row + o_v, b_dx, cache_modifier=".cs")
 
 
 @triton.jit
 def _tiles(
     b_acc,
+    b_acc_p,
+    b_acc_q,
     first,
     step,
     n_tiles,
@@ -397,6 +449,7 @@ def _tiles(
     log2_beta,
     log2_one_minus_beta,
     grad_scale,
+    inv_scale,
     ignore_index,
     BETA_MODE: tl.constexpr,
     HAS_LABELS: tl.constexpr,
@@ -405,9 +458,40 @@ def _tiles(
     OPS: tl.constexpr,
     BLOCK_V: tl.constexpr,
     MASKED: tl.constexpr,
+    FLAT: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
     """Tiles first, first + step, ... of n_tiles, per_row to a row, starting at tile
     column col0: their loss terms added to the running sum, their gradient stored."""
+    if FLAT:
+        # One row (no labels, rows back to back): a tile's start is one scalar, stepped,
+        # and x, y and dx share the offsets inside the tile (no per-tile row arithmetic).
+        o_t = tl.arange(0, BLOCK_V)
+        start = (col0 + first).to(tl.int64) * BLOCK_V
+        step_e = step.to(tl.int64) * BLOCK_V
+        # STAGES > 1: Triton's software pipelining (loads of later tiles in flight while
+        # this one is computed, through shared memory).
+        for _ in tl.range(first, n_tiles, step, num_stages=STAGES):
+            b_x, b_y = _load_pair(x_ptr + start, y_ptr + start, o_t, cols - start, MASKED)
+            b_acc, b_acc_p, b_acc_q, b_g = _tile(
+                b_acc,
+                b_acc_p,
+                b_acc_q,
+                b_x,
+                b_y,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                grad_scale,
+                inv_scale,
+                BETA_MODE,
+                FORM,
+                OPS,
+            )
+            if COMPUTE_GRAD:
+                _store_dx(dx_ptr + start, o_t, b_g, cols - start, MASKED)
+            start += step_e
+        return b_acc, b_acc_p, b_acc_q
     # The row and column of the next tile are stepped, not divided out on every tile.
     per_row = tl.maximum(per_row, 1)
     step_r = step // per_row
@@ -425,26 +509,23 @@ def _tiles(
             b_x, b_y = _load_pair(
                 x_ptr + i_r64 * stride_x, y_ptr + i_r64 * stride_y, o_v, cols, MASKED
             )
-            b_acc, b_g = _tile(
+            b_acc, b_acc_p, b_acc_q, b_g = _tile(
                 b_acc,
+                b_acc_p,
+                b_acc_q,
                 b_x,
                 b_y,
                 beta,
                 log2_beta,
                 log2_one_minus_beta,
+                grad_scale,
+                inv_scale,
                 BETA_MODE,
                 FORM,
                 OPS,
             )
             if COMPUTE_GRAD:
-                b_dx = (b_g * grad_scale).to(dx_ptr.dtype.element_ty)
-                # Streaming stores (.cs): dL/dinput is not read again by this kernel, and
-                # writing it past L2's normal policy left the input stream 4-6% faster on
-                # an H200 (benchmarks/results/jsd_training_step_probe_h200.json, "cs").
-                if MASKED:
-                    tl.store(p_dx, b_dx, mask=o_v < cols, cache_modifier=".cs")
-                else:
-                    tl.store(p_dx, b_dx, cache_modifier=".cs")
+                _store_dx(dx_ptr + i_r64 * stride_dx, o_v, b_g, cols, MASKED)
         elif COMPUTE_GRAD:
             # Ignored rows get their zeros written (the buffer starts uninitialized),
             # and cost neither a load nor a MUFU operation.
@@ -459,7 +540,7 @@ def _tiles(
         if i_c >= per_row:
             i_c -= per_row
             i_r += 1
-    return b_acc
+    return b_acc, b_acc_p, b_acc_q
 
 
 @triton.jit
@@ -490,6 +571,8 @@ def jsd_fwd_kernel(
     BLOCK_V: tl.constexpr,
     BLOCK_P: tl.constexpr,
     BLOCK_L: tl.constexpr,
+    FLAT: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
     # BASE2, SPLIT and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the
     # total and the gradient once instead of every element; NATS and LEAN work in nats
@@ -498,10 +581,16 @@ def jsd_fwd_kernel(
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
     b_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
+    b_acc_p = tl.zeros([BLOCK_V], dtype=tl.float32)
+    b_acc_q = tl.zeros([BLOCK_V], dtype=tl.float32)
     grad_scale = unit * inv_n
     if COMPUTE_GRAD and HAS_LABELS:
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
+    inv_scale = 1.0 / grad_scale
+    if FORM == _FOLD and BETA_MODE == 2:
+        # bqs = grad_scale * (1-beta) Q: one exponent, log2((1-beta) grad_scale).
+        log2_one_minus_beta = log2_one_minus_beta + tl.log2(grad_scale)
     # Each row is n_full full tiles and, when BLOCK_V does not divide it, one partly
     # filled tile. Programs take the full tiles in turn, then the partial ones, continuing
     # the same turn: two loops, each with one copy of the arithmetic, and only the second
@@ -517,8 +606,10 @@ def jsd_fwd_kernel(
             else:
                 first = (i_p + n_p - (rows * n_full) % n_p) % n_p
                 n_tiles, per_row, col0 = rows, 1, n_full
-            b_acc = _tiles(
+            b_acc, b_acc_p, b_acc_q = _tiles(
                 b_acc,
+                b_acc_p,
+                b_acc_q,
                 first,
                 n_p,
                 n_tiles,
@@ -536,6 +627,7 @@ def jsd_fwd_kernel(
                 log2_beta,
                 log2_one_minus_beta,
                 grad_scale,
+                inv_scale,
                 ignore_index,
                 BETA_MODE,
                 HAS_LABELS,
@@ -544,8 +636,13 @@ def jsd_fwd_kernel(
                 OPS,
                 BLOCK_V,
                 TAIL == 1,
+                FLAT,
+                STAGES,
             )
-    tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
+    partial = tl.sum(b_acc, axis=0)
+    if FORM == _FOLD and BETA_MODE == 2:
+        partial += LOG2E * (tl.sum(b_acc_p, axis=0) + tl.sum(b_acc_q, axis=0) * inv_scale)
+    tl.store(partial_ptr + i_p, partial)
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
     # before its ticket, and the ticket before the loads below.
@@ -664,6 +761,8 @@ def _new_plan(
             "BLOCK_V": config.block_v,
             "BLOCK_P": triton.next_power_of_2(programs),
             "BLOCK_L": 1024,
+            "FLAT": rows == 1 and not has_labels,
+            "STAGES": config.stages,
         },
         math=math_mode,
         unit=_loss_unit(math_mode[0], beta_mode),

@@ -163,9 +163,7 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
     entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[
-        (min(element_size, 4), grad)
-    ]
+    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
     return KernelConfig(

@@ -41,7 +41,8 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # 2^-|x2-y2|: two exp2 per element, and an exp2's error (2^-22) scales only its own term
 # instead of shifting log M under every term; README.md says why that matters (Liger's
 # float32 tolerance, rtol 1e-6). SPLIT and LEAN: BASE2 regrouped for bf16 and fp16, with
-# the gradient and without it (at each form below).
+# the gradient and without it; FOLD: SPLIT with the gradient's scale in the exponent and
+# every term one FMA (at each form below).
 # OPS: which instructions. TL: tl.exp, tl.log, tl.exp2, tl.log2 (every Triton backend and
 # the interpreter); PTX: ex2.approx.ftz / lg2.approx.ftz inline (NVIDIA only); LIBDEVICE:
 # libdevice expf / logf (NVIDIA only, about 1 ulp).
@@ -126,16 +127,20 @@ class KernelConfig:
 # Fastest configs per (element size, gradient) on one H200 (sm_90): benchmarks/jsd_config_sweep.py
 # (results/jsd_config_sweep_h200.json) over the whole space, then benchmarks/jsd_pipeline_probe.py
 # (results/jsd_pipeline_probe_h200.json: three interleaved rounds of CUDA-graph medians) among
-# a few candidates, with and without software pipelining, at 1024..8192 x 128256.
+# a few candidates, at 1024..8192 x 128256. With the gradient, benchmarks/jsd_variant_probe.py
+# (results/jsd_variant_probe_*_h200.json: the training step as called and the forward under a
+# CUDA graph) found small programs with Triton's software pipelining fastest: 1024 or 2048
+# columns, 4 or 8 warps, 2 or 3 stages; larger tiles with pipelining ran 1.2-1.4x slower, and
+# without it every tile size ran 2-5% slower (registers cap the warps per SM at half).
 # Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
 # them for it ahead of time).
 #: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, pipelining stages).
 CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
     "sm_90": {
-        (4, False): (4096, 16, 2, 1),
-        (4, True): (4096, 16, 2, 1),
+        (4, False): (4096, 16, 4, 1),
+        (4, True): (1024, 4, 8, 2),
         (2, False): (8192, 16, 4, 1),
-        (2, True): (8192, 32, 1, 1),
+        (2, True): (2048, 8, 4, 3),
     },
 }
 _INTERPRETER_CONFIG: Final = KernelConfig(
@@ -725,10 +730,19 @@ def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> t
     return half if cuda and torch.cuda.get_device_capability(device) >= (8, 0) else (half[0], TL)
 
 
+_SM_COUNTS: dict[torch.device, int] = {}
+
+
 def _sm_count(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 2
-    return int(torch.cuda.get_device_properties(device).multi_processor_count)
+    """Multiprocessors of ``device`` (2 off the GPU), asked once per device."""
+    count = _SM_COUNTS.get(device)
+    if count is None:
+        count = _SM_COUNTS[device] = (
+            int(torch.cuda.get_device_properties(device).multi_processor_count)
+            if device.type == "cuda"
+            else 2
+        )
+    return count
 
 
 def _new_plan(
@@ -859,7 +873,13 @@ def _launch(
     with _on_device(device):
         # The partials and the ticket of a plan are used by one launch at a time: one plan
         # per stream, so launches on two streams never share them.
-        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        # Triton's driver interface, the call its own launch makes (torch.cuda.current_stream
+        # builds a Stream object: 5-8 us of host time per call on an H200 host).
+        stream = (
+            triton.runtime.driver.active.get_current_stream(device.index)
+            if device.type == "cuda" and not _INTERPRET
+            else 0
+        )
         key = (
             device,
             stream,

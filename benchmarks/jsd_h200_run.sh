@@ -11,7 +11,7 @@
 #   variants benchmarks/jsd_variant_probe.py (kernel variants, steps, host time) and the
 #          registers of what it compiled
 #   final  the final code: GPU tests of the kernel, Liger's test_jsd.py, the benchmark,
-#          the training step against BASELINE (each under its own time limit)
+#          the training step against BASELINE unless STEP=0 (each under its own time limit)
 #   liger  Liger-Kernel's own test_jsd.py on our kernel
 #   recheck  the kernel tests again on the GPU (test_jsd*.py whole, the training-step tests)
 # Needs: $WHL holding the runtime wheels, liger-kernel 0.8.5's wheel and its sdist;
@@ -90,9 +90,11 @@ final)
         --records "$OUT/jsd_forward_h200$tag.jsonl" --summary "$OUT/jsd_forward_h200$tag.json" \
         --table "$OUT/jsd_forward_h200$tag.md" 2>&1 | tail -12
     echo "jsd_forward rc=${PIPESTATUS[0]}"
-    KI_BASELINE_FUSED=$BASELINE KI_ROUNDS=${KI_ROUNDS:-1} timeout "${STEP_TIMEOUT:-110}" \
-        python3 benchmarks/jsd_training_step.py step host >"$OUT/jsd_training_step_h200.json"
-    echo "training step rc=$?"
+    if [ "${STEP:-1}" = 1 ]; then
+        KI_BASELINE_FUSED=$BASELINE KI_ROUNDS=${KI_ROUNDS:-1} timeout "${STEP_TIMEOUT:-110}" \
+            python3 benchmarks/jsd_training_step.py step host >"$OUT/jsd_training_step_h200.json"
+        echo "training step rc=$?"
+    fi
     ;;
 liger)
     # Liger-Kernel's own tests, from its sdist, pointed at our kernel.

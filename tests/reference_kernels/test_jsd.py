@@ -157,7 +157,7 @@ def _padding_terms(out_ptr, beta, log2_beta, log2_omb, mode: tl.constexpr, form:
     b_pad = tl.full([16], fused.PAD, tl.float32)
     b_zero = tl.zeros([16], tl.float32)
     b_acc, b_acc_p, b_acc_q, b_g = fused._tile(
-        b_zero, b_zero, b_zero, b_pad, b_pad, beta, log2_beta, log2_omb, 1.0, 1.0, mode, form, 0
+        b_zero, b_zero, b_zero, b_pad, b_pad, beta, log2_beta, log2_omb, 1.0, 1.0, mode, form, "tl"
     )
     tl.store(out_ptr + o, b_acc)
     tl.store(out_ptr + 16 + o, b_g)
@@ -178,6 +178,25 @@ def test_padding_lanes_add_exactly_nothing(form: int, beta: float) -> None:
     out = torch.full((64,), float("nan"), device=DEVICE)
     _padding_terms[(1,)](out, beta, log2_beta, log2_omb, mode=mode, form=form)
     assert out.tolist() == [0.0] * 64
+
+
+@triton.jit
+def _log2_1p_values(t_ptr, out_ptr, n):
+    o = tl.arange(0, 1024)
+    b_t = tl.load(t_ptr + o, mask=o < n, other=0.0)
+    tl.store(out_ptr + o, fused._log2_1p(b_t), mask=o < n)
+
+
+def test_the_kernels_log2_1p_is_the_published_polynomial() -> None:
+    """The kernel writes LOG2_1P's coefficients as literals: they are the same numbers."""
+    t = torch.linspace(0, 1, 1000, dtype=torch.float32, device=DEVICE)
+    out = torch.full_like(t, float("nan"))
+    _log2_1p_values[(1,)](t, out, t.numel())
+    expected = torch.zeros_like(t, dtype=torch.float64)
+    for c in reversed(fused.LOG2_1P):
+        expected = expected * t.double() + c
+    expected = expected * t.double()
+    torch.testing.assert_close(out.double(), expected, rtol=0, atol=3e-7)
 
 
 def test_the_log2_1p_polynomial_is_within_its_stated_bound() -> None:

@@ -46,32 +46,29 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # OPS: which instructions. TL: tl.exp, tl.log, tl.exp2, tl.log2 (every Triton backend and
 # the interpreter); PTX: ex2.approx.ftz / lg2.approx.ftz inline (NVIDIA only); LIBDEVICE:
 # libdevice expf / logf (NVIDIA only, about 1 ulp).
-NATS: Final = 0
-BASE2: Final = 1
-PAIR: Final = 2
-SPLIT: Final = 3
-LEAN: Final = 4
-FOLD: Final = 5
-TL: Final = 0
-PTX: Final = 1
-LIBDEVICE: Final = 2
+# Strings, so that the kernel compares them by name: the kernel reads no module-level
+# constexpr (Triton checks each one a kernel reads on every launch, about half of its
+# launch's host time for the nineteen this file had: benchmarks/jsd_launch_replay.py).
+NATS: Final = "nats"
+BASE2: Final = "base2"
+PAIR: Final = "pair"
+SPLIT: Final = "split"
+LEAN: Final = "lean"
+FOLD: Final = "fold"
+TL: Final = "tl"
+PTX: Final = "ptx"
+LIBDEVICE: Final = "libdevice"
 #: The dtypes the kernel takes (jsd_torch also takes float64).
 _KERNEL_DTYPES: Final = (torch.float32, torch.bfloat16, torch.float16)
 #: (FORM, OPS) of float32 and of bf16/fp16 on CUDA; benchmarks/jsd_math_probe.py measures
 #: the choices.
-FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
-HALF_CUDA: tuple[int, int] = (FOLD, PTX)
+FLOAT32_CUDA: tuple[str, str] = (PAIR, PTX)
+HALF_CUDA: tuple[str, str] = (FOLD, PTX)
 #: bf16 and fp16 on CUDA without the gradient.
-HALF_LOSS_CUDA: tuple[int, int] = (LEAN, PTX)
-_BASE2: tl.constexpr = tl.constexpr(BASE2)
-_PAIR: tl.constexpr = tl.constexpr(PAIR)
-_SPLIT: tl.constexpr = tl.constexpr(SPLIT)
-_LEAN: tl.constexpr = tl.constexpr(LEAN)
-_FOLD: tl.constexpr = tl.constexpr(FOLD)
-# What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
-PAD: tl.constexpr = tl.constexpr(-200.0)
-_PTX: tl.constexpr = tl.constexpr(PTX)
-_LIBDEVICE: tl.constexpr = tl.constexpr(LIBDEVICE)
+HALF_LOSS_CUDA: tuple[str, str] = (LEAN, PTX)
+# What padding lanes read (written as a literal in the kernel): 2^(PAD log2 e) underflows to
+# exactly 0 in float32, in every form.
+PAD: Final = -200.0
 # log2(1 + t) ~= t * (C0 + t * (C1 + ...)) on [0, 1]: a least-squares fit, max error 7.2e-9
 # (1.4e-7 evaluated in float32, mean -1.6e-9); tests/reference_kernels/test_jsd.py checks it.
 LOG2_1P: Final = (
@@ -85,18 +82,8 @@ LOG2_1P: Final = (
     -0.03441872506403479,
     0.005671083062210397,
 )
-_C0: tl.constexpr = tl.constexpr(LOG2_1P[0])
-_C1: tl.constexpr = tl.constexpr(LOG2_1P[1])
-_C2: tl.constexpr = tl.constexpr(LOG2_1P[2])
-_C3: tl.constexpr = tl.constexpr(LOG2_1P[3])
-_C4: tl.constexpr = tl.constexpr(LOG2_1P[4])
-_C5: tl.constexpr = tl.constexpr(LOG2_1P[5])
-_C6: tl.constexpr = tl.constexpr(LOG2_1P[6])
-_C7: tl.constexpr = tl.constexpr(LOG2_1P[7])
-_C8: tl.constexpr = tl.constexpr(LOG2_1P[8])
-
-LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
-LN2: tl.constexpr = tl.constexpr(0.6931471805599453)
+LOG2E: Final = 1.4426950408889634
+LN2: Final = 0.6931471805599453
 
 
 @attrs.frozen
@@ -182,7 +169,7 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
 
 @triton.jit
 def _exp2(x, OPS: tl.constexpr):
-    if OPS == _PTX:
+    if OPS == "ptx":
         # ex2.approx.ftz is one MUFU instruction; tl.exp2 adds denormal handling around it.
         return tl.inline_asm_elementwise(
             "ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1
@@ -193,7 +180,7 @@ def _exp2(x, OPS: tl.constexpr):
 
 @triton.jit
 def _log2(x, OPS: tl.constexpr):
-    if OPS == _PTX:
+    if OPS == "ptx":
         return tl.inline_asm_elementwise(
             "lg2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1
         )
@@ -205,7 +192,7 @@ def _log2(x, OPS: tl.constexpr):
 def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
     """x as float32; with FLOOR, values below PAD (-inf: a masked entry) become PAD, whose
     exp is exactly 0 in float32, and a NaN stays a NaN."""
-    if OPS == _PTX and x.dtype == tl.bfloat16:
+    if OPS == "ptx" and x.dtype == tl.bfloat16:
         # A bf16 is the top half of its float32: one shift or one mask per element, where
         # the generic conversion spends a byte permute and a shift on every other one.
         # The floor is one max per pair of values (0xC348 is -200 in bf16).
@@ -232,23 +219,23 @@ def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
     else:
         x = x.to(tl.float32)
         if FLOOR:
-            x = tl.maximum(x, PAD, propagate_nan=tl.PropagateNan.ALL)
+            x = tl.maximum(x, -200.0, propagate_nan=tl.PropagateNan.ALL)  # PAD
         return x
 
 
 @triton.jit
 def _exp(x, OPS: tl.constexpr):
-    if OPS == _LIBDEVICE:
+    if OPS == "libdevice":
         return libdevice.exp(x)
-    elif OPS == _PTX:
-        return _exp2(x * LOG2E, OPS)
+    elif OPS == "ptx":
+        return _exp2(x * 1.4426950408889634, OPS)  # log2(e)
     else:
         return tl.exp(x)
 
 
 @triton.jit
 def _log(x, OPS: tl.constexpr):
-    if OPS == _LIBDEVICE:
+    if OPS == "libdevice":
         return libdevice.log(x)
     else:
         return tl.log(x)
@@ -257,14 +244,15 @@ def _log(x, OPS: tl.constexpr):
 @triton.jit
 def _log2_1p(t):
     # log2(1 + t) for t in [0, 1] on the FMA pipe (Horner), no MUFU instruction.
-    b_r = _C7 + t * _C8
-    b_r = _C6 + t * b_r
-    b_r = _C5 + t * b_r
-    b_r = _C4 + t * b_r
-    b_r = _C3 + t * b_r
-    b_r = _C2 + t * b_r
-    b_r = _C1 + t * b_r
-    b_r = _C0 + t * b_r
+    # LOG2_1P, highest power first (tests check the two agree).
+    b_r = -0.03441872506403479 + t * 0.005671083062210397
+    b_r = 0.0982297684120074 + t * b_r
+    b_r = -0.18309464886666982 + t * b_r
+    b_r = 0.2679077872536082 + t * b_r
+    b_r = -0.3559521994352364 + t * b_r
+    b_r = 0.4802684759642484 + t * b_r
+    b_r = -0.7213056057862225 + t * b_r
+    b_r = 1.4426940716134316 + t * b_r
     return t * b_r
 
 
@@ -284,8 +272,9 @@ def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
     tile (a full tile needs no mask, no padding values and no predicates)."""
     if MASKED:
         m_v = o_v < cols
-        b_x = tl.load(x_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
-        b_y = tl.load(y_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
+        # Padding lanes read PAD (-200.0).
+        b_x = tl.load(x_row + o_v, mask=m_v, other=-200.0, eviction_policy="evict_first")
+        b_y = tl.load(y_row + o_v, mask=m_v, other=-200.0, eviction_policy="evict_first")
     else:
         b_x = tl.load(x_row + o_v, eviction_policy="evict_first")
         b_y = tl.load(y_row + o_v, eviction_policy="evict_first")
@@ -316,6 +305,8 @@ def _tile(
     at PAD (exp exactly 0, every term 0 times a finite number, as in padding lanes); at
     beta 0 and 1 a term whose probability is 0 is 0, and one whose other probability is 0
     is +inf (the divergence is infinite there)."""
+    log2e = 1.4426950408889634  # LOG2E
+    ln2 = 0.6931471805599453  # LN2
     b_x = _to_float32(b_x, OPS, BETA_MODE == 2)
     b_y = _to_float32(b_y, OPS, BETA_MODE == 2)
     if BETA_MODE == 0:
@@ -329,65 +320,65 @@ def _tile(
         b_d = b_x - b_y
         b_l = tl.where(b_q == 0.0, 0.0, b_q * b_d)
         b_g = tl.where(b_q == 0.0, 0.0, b_q * (b_d + 1.0))
-    elif FORM == _BASE2:
+    elif FORM == "base2":
         # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
         # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
         # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_yl + log2_beta, OPS)
         # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
         b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * (b_yl - b_z) + b_g
-    elif FORM == _SPLIT:
+    elif FORM == "split":
         # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
         # three FMAs into the accumulator instead of two subtractions, a product
         # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
         # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_yl + log2_beta, OPS)
         b_m = b_bp + b_bq
         b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-    elif FORM == _FOLD:
+    elif FORM == "fold":
         # SPLIT with grad_scale s folded into the exponent and every term one FMA:
         # bqs = s bq = 2^(X log2 e + log2((1-beta) s)), M = bqs / s + bp, z = log2 M,
         # dx = bqs (X log2 e - z); l / ln 2 = log2 e (bp Y + bqs X / s) - M z, summed as
         # b_acc_p = sum bp Y, b_acc_q = sum bqs X, b_acc = -sum M z (combined once per
         # program). The terms nearly cancel, as SPLIT's do: for bf16 and fp16 only.
-        b_bqs = _exp2(b_x * LOG2E + log2_one_minus_beta, OPS)
-        b_bp = _exp2(b_y * LOG2E + log2_beta, OPS)
+        b_bqs = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * log2e + log2_beta, OPS)
         b_m = b_bqs * inv_scale + b_bp
         b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
         b_acc_p = b_acc_p + b_bp * b_y
         b_acc_q = b_acc_q + b_bqs * b_x
         b_acc = b_acc - b_m * b_z
         b_l = 0.0
-        b_g = b_bqs * (b_x * LOG2E - b_z)
-    elif FORM == _LEAN:
+        b_g = b_bqs * (b_x * log2e - b_z)
+    elif FORM == "lean":
         # SPLIT without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and Y
         # need no scaled copies and each term goes into the running sum by one FMA
         # (README.md beside this file has the instruction counts). The terms nearly
         # cancel, as SPLIT's do: for bf16 and fp16 only.
-        b_bq = _exp2(b_x * LOG2E + log2_one_minus_beta, OPS)
-        b_bp = _exp2(b_y * LOG2E + log2_beta, OPS)
+        b_bq = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * log2e + log2_beta, OPS)
         b_m = b_bp + b_bq
         b_mz = b_m * _log2(tl.maximum(b_m, 1e-37), OPS)
         b_acc = b_acc + b_bp * b_y
         b_acc = b_acc + b_bq * b_x
-        b_acc = b_acc - b_mz * LN2
+        b_acc = b_acc - b_mz * ln2
         b_l = 0.0
         b_g = 0.0
-    elif FORM == _PAIR:
+    elif FORM == "pair":
         # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
         # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_x2 = b_xl + log2_one_minus_beta
         b_y2 = b_yl + log2_beta
         b_top = tl.maximum(b_x2, b_y2)
@@ -410,9 +401,9 @@ def _tile(
     # Padding lanes read X = Y = PAD: every exp underflows to exactly 0, so every term is
     # 0 times a finite number (no select needed).
     # Triton's compiler takes no `in` on constexprs: two comparisons.
-    if (FORM != _LEAN and FORM != _FOLD) or BETA_MODE != 2:  # noqa: PLR1714
+    if (FORM != "lean" and FORM != "fold") or BETA_MODE != 2:  # noqa: PLR1714
         b_acc += b_l
-    if FORM != _FOLD or BETA_MODE != 2:
+    if FORM != "fold" or BETA_MODE != 2:
         b_g = b_g * grad_scale
     return b_acc, b_acc_p, b_acc_q, b_g
 
@@ -580,7 +571,7 @@ def jsd_fwd_kernel(
     # BASE2, SPLIT and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the
     # total and the gradient once instead of every element; NATS and LEAN work in nats
     # (unit 1): _loss_unit on the host.
-    tl.static_assert(FORM != _LEAN or not COMPUTE_GRAD, "LEAN computes no gradient")
+    tl.static_assert(FORM != "lean" or not COMPUTE_GRAD, "LEAN computes no gradient")
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
     b_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
@@ -591,7 +582,7 @@ def jsd_fwd_kernel(
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
     inv_scale = 1.0 / grad_scale
-    if FORM == _FOLD and BETA_MODE == 2:
+    if FORM == "fold" and BETA_MODE == 2:
         # bqs = grad_scale * (1-beta) Q: one exponent, log2((1-beta) grad_scale).
         log2_one_minus_beta = log2_one_minus_beta + tl.log2(grad_scale)
     # Each row is n_full full tiles and, when BLOCK_V does not divide it, one partly
@@ -643,8 +634,9 @@ def jsd_fwd_kernel(
                 STAGES,
             )
     partial = tl.sum(b_acc, axis=0)
-    if FORM == _FOLD and BETA_MODE == 2:
-        partial += LOG2E * (tl.sum(b_acc_p, axis=0) + tl.sum(b_acc_q, axis=0) * inv_scale)
+    if FORM == "fold" and BETA_MODE == 2:
+        log2e = 1.4426950408889634  # LOG2E
+        partial += log2e * (tl.sum(b_acc_p, axis=0) + tl.sum(b_acc_q, axis=0) * inv_scale)
     tl.store(partial_ptr + i_p, partial)
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
@@ -701,7 +693,7 @@ class _Plan:
     partials: torch.Tensor
     ticket: torch.Tensor
     constexprs: dict[str, Any]
-    math: tuple[int, int]
+    math: tuple[str, str]
     #: What the kernel's sums are in, times the loss (`_loss_unit`).
     unit: float
 
@@ -710,13 +702,13 @@ _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _PLAN_LIMIT: Final = 256
 
 
-def _loss_unit(form: int, beta_mode: int) -> float:
+def _loss_unit(form: str, beta_mode: int) -> float:
     """The kernel's ``unit`` argument: ln 2 where ``form`` sums in base 2 (BASE2, SPLIT, PAIR
     at 0 < beta < 1), 1 where it sums in nats (NATS, LEAN, and beta 0 or 1 in every form)."""
     return math.log(2.0) if beta_mode == 2 and form not in (NATS, LEAN) else 1.0
 
 
-def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[int, int]:
+def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[str, str]:
     # The inline PTX and libdevice calls exist on NVIDIA's backend only.
     cuda = (
         not _INTERPRET

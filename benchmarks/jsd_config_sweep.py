@@ -48,7 +48,7 @@ def _time_config(
             x, y, x, dx, partials, ticket, loss, 1, n, 0, 0, 0, 0.5, -1.0, -1.0, unit,
             1.0 / x.shape[0], -100, BETA_MODE=2, HAS_LABELS=False, COMPUTE_GRAD=grad,
             FORM=form, OPS=ops, BLOCK_V=block, BLOCK_P=triton.next_power_of_2(programs),
-            BLOCK_L=1024, num_warps=warps,
+            BLOCK_L=1024, FLAT=True, STAGES=1, num_warps=warps,
         )  # fmt: skip
 
     return float(do_bench(run, return_mode="median"))

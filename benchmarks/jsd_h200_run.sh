@@ -8,6 +8,11 @@
 #          distribution in $WHL) with its entry points swapped for ours (liger_test_swap.py)
 #   bench  benchmarks/jsd_forward.py (BENCH_ARGS; outputs named with BENCH_TAG)
 #   step   benchmarks/jsd_training_step.py profile, host and step against BASELINE
+#   variants benchmarks/jsd_variant_probe.py (kernel variants, steps, host time) and the
+#          registers of what it compiled
+#   final  the final code: GPU tests of the kernel, Liger's test_jsd.py, the benchmark,
+#          the training step against BASELINE unless STEP=0 (each under its own time limit)
+#   liger  Liger-Kernel's own test_jsd.py on our kernel
 #   recheck  the kernel tests again on the GPU (test_jsd*.py whole, the training-step tests)
 # Needs: $WHL holding the runtime wheels, liger-kernel 0.8.5's wheel and its sdist;
 # $OUT for results; BASELINE, a fused.py to compare with (probe, bench).
@@ -61,6 +66,37 @@ tests)
         python3 -m pytest -m "not gpu" -q -p no:cacheprovider \
             tests/reference_kernels/test_jsd.py tests/reference_kernels/test_jsd_masked.py
     } 2>&1 | tee "$OUT/jsd_gpu_tests_h200.log" | grep -E "passed|failed|error|FAILED|ERROR" | tail -30
+    "$0" liger
+    ;;
+bench)
+    # shellcheck disable=SC2086
+    tag=${BENCH_TAG:-}
+    python3 benchmarks/jsd_forward.py ${BENCH_ARGS:-} --records "$OUT/jsd_forward_h200$tag.jsonl" \
+        --summary "$OUT/jsd_forward_h200$tag.json" --table "$OUT/jsd_forward_h200$tag.md" \
+        2>&1 | tail -40
+    echo "jsd_forward rc=$?"
+    ;;
+final)
+    # The final code in one call, each part under its own limit so that one slow part
+    # cannot take the others' time: the kernel's GPU tests, Liger-Kernel's own
+    # test_jsd.py on our kernel, the benchmark (BENCH_ARGS), the training step against
+    # BASELINE.
+    timeout "${TESTS_TIMEOUT:-230}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+        --durations=8 tests/reference_kernels 2>&1 | tee "$OUT/jsd_gpu_tests_h200.log" | tail -15
+    "$0" liger
+    tag=${BENCH_TAG:-}
+    # shellcheck disable=SC2086
+    timeout "${BENCH_TIMEOUT:-180}" python3 benchmarks/jsd_forward.py ${BENCH_ARGS:-} \
+        --records "$OUT/jsd_forward_h200$tag.jsonl" --summary "$OUT/jsd_forward_h200$tag.json" \
+        --table "$OUT/jsd_forward_h200$tag.md" 2>&1 | tail -12
+    echo "jsd_forward rc=${PIPESTATUS[0]}"
+    if [ "${STEP:-1}" = 1 ]; then
+        KI_BASELINE_FUSED=$BASELINE KI_ROUNDS=${KI_ROUNDS:-1} timeout "${STEP_TIMEOUT:-110}" \
+            python3 benchmarks/jsd_training_step.py step host >"$OUT/jsd_training_step_h200.json"
+        echo "training step rc=$?"
+    fi
+    ;;
+liger)
     # Liger-Kernel's own tests, from its sdist, pointed at our kernel.
     rm -rf /tmp/liger && mkdir -p /tmp/liger
     tar xzf "$WHL"/liger_kernel-0.8.5.tar.gz -C /tmp/liger liger_kernel-0.8.5/test/__init__.py \
@@ -72,16 +108,23 @@ tests)
         -e 's/^from liger_kernel.transformers.jsd import LigerJSDFunction$/from liger_test_swap import LigerJSDFunction/' \
         "$test_file"
     grep -c '^from liger_test_swap import' "$test_file"
-    (cd /tmp/liger/liger_kernel-0.8.5 && python3 -m pytest -q -p no:cacheprovider \
+    (cd /tmp/liger/liger_kernel-0.8.5 && timeout 120 python3 -m pytest -q -p no:cacheprovider \
         test/transformers/test_jsd.py) 2>&1 | tee "$OUT/liger_test_jsd_h200.log" | tail -15
     ;;
-bench)
-    # shellcheck disable=SC2086
-    tag=${BENCH_TAG:-}
-    python3 benchmarks/jsd_forward.py ${BENCH_ARGS:-} --records "$OUT/jsd_forward_h200$tag.jsonl" \
-        --summary "$OUT/jsd_forward_h200$tag.json" --table "$OUT/jsd_forward_h200$tag.md" \
-        2>&1 | tail -40
-    echo "jsd_forward rc=$?"
+variants)
+    # Kernel variants side by side, training steps as called, host time per call; then the
+    # registers of every kernel this run compiled (Triton's cache, this Triton's cuobjdump).
+    KI_BASELINE_FUSED=${BASELINE:-} timeout "${PROBE_TIMEOUT:-420}" python3 \
+        benchmarks/jsd_variant_probe.py ${PROBE_PARTS:-kernels steps host} \
+        >"$OUT/jsd_variant_probe_h200.json" 2>"$OUT/jsd_variant_probe_h200.log"
+    echo "variant probe rc=$?"
+    tail -30 "$OUT/jsd_variant_probe_h200.log"
+    cuobjdump=$(python3 -c 'import triton, os; print(os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/cuobjdump"))')
+    find ~/.triton/cache -name '*.cubin' | while read -r cubin; do
+        meta=${cubin%.cubin}.json
+        printf '%s %s\n' "$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["name"], m["num_warps"], m.get("hash","")[:8])' "$meta" 2>/dev/null)" \
+            "$("$cuobjdump" -res-usage "$cubin" 2>/dev/null | grep -o 'REG:[0-9]*' | head -1)"
+    done >"$OUT/jsd_variant_regs_h200.txt"
     ;;
 recheck)
     python3 -m pytest -q -p no:cacheprovider tests/reference_kernels/test_jsd.py \

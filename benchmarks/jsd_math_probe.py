@@ -71,7 +71,7 @@ def config_sweep() -> dict[str, float]:
         y = torch.randn(1024, 128256, device="cuda").log_softmax(-1).to(dtype)
         x.requires_grad_(grad)
         for config in candidates:
-            table[(dtype.itemsize, grad)] = config
+            table[(dtype.itemsize, grad)] = (*config, False)
             fused._PLANS.clear()
             with torch.cuda.stream(torch.cuda.Stream()):
                 ms = do_bench_cudagraph(lambda: jsd_triton(x, y), rep=20)  # noqa: B023

@@ -88,7 +88,7 @@ def configs() -> dict[str, Any]:
         x.requires_grad_(grad)
         for rnd in range(3):
             for config in entries:
-                table[(dtype.itemsize, grad)] = config
+                table[(dtype.itemsize, grad)] = (*config, False)
                 fused._PLANS.clear()
                 key = f"{dtype}-grad{grad}-{config}"
                 jsd_triton(x, y)

@@ -35,12 +35,13 @@ def main(capability: int) -> int:
     target = GPUTarget("cuda", capability, 32)
     compiled = 0
     for table in fused.CONFIG_TABLE.values():
-        for (size, grad), (block, warps, _per_sm) in table.items():
+        for (size, grad), (block, warps, _per_sm, stages) in table.items():
             dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
             half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
             forms = [fused.FLOAT32_CUDA] if size == 4 else [half]
-            for dtype, beta_mode, labels, (form, ops) in itertools.product(
-                dtypes, (0, 1, 2), (False, True), forms
+            # FLAT (one row, no labels) is a separate loop: built with and without it.
+            for dtype, beta_mode, (labels, flat), (form, ops) in itertools.product(
+                dtypes, (0, 1, 2), ((False, False), (False, True), (True, False)), forms
             ):
                 signature = {
                     "x_ptr": f"*{dtype}",
@@ -61,6 +62,8 @@ def main(capability: int) -> int:
                     "BLOCK_V": block,
                     "BLOCK_P": 1024,
                     "BLOCK_L": 1024,
+                    "FLAT": flat,
+                    "STAGES": stages,
                 }
                 signature.update(dict.fromkeys(constexprs, "constexpr"))
                 source = ASTSource(

@@ -111,12 +111,14 @@ def test_ignored_rows_are_never_read(beta: float) -> None:
 
 @pytest.mark.skipif(DEVICE != "cpu", reason="sets the interpreter's launch config")
 @pytest.mark.parametrize(
-    "config", [(128, 1), (128, 8), (32, 3)], ids=lambda c: f"block{c[0]}-per_sm{c[1]}"
+    "config",
+    [(128, 1, 1), (128, 8, 1), (128, 8, 2), (32, 3, 3)],
+    ids=lambda c: f"block{c[0]}-per_sm{c[1]}-stages{c[2]}",
 )
 @pytest.mark.parametrize("shape", [(1, 1), (3, 127), (2, 128), (7, 129), (5, 300), (4, 256)])
 @pytest.mark.parametrize("pattern", ["none", "some-ignored"])
 def test_every_tile_is_taken_once_at_any_split(
-    config: tuple[int, int],
+    config: tuple[int, int, int],
     shape: tuple[int, int],
     pattern: str,
     monkeypatch: pytest.MonkeyPatch,
@@ -124,9 +126,11 @@ def test_every_tile_is_taken_once_at_any_split(
     """Full tiles and each row's partial tile go through two loops in one turn: at tiles
     per row of 0 (V < BLOCK_V), exact (V a multiple), or with a tail, with more programs
     than a row has tiles, flat or by rows, every value counts once (loss and gradient)."""
-    block, per_sm = config
+    block, per_sm, stages = config
     monkeypatch.setattr(
-        fused, "_INTERPRETER_CONFIG", fused.KernelConfig(block, 1, per_sm, "interpreter")
+        fused,
+        "_INTERPRETER_CONFIG",
+        fused.KernelConfig(block, 1, per_sm, stages, "interpreter"),
     )
     monkeypatch.setattr(fused, "_PLANS", {})
     bt, v = shape
@@ -151,15 +155,18 @@ def test_every_tile_is_taken_once_at_any_split(
 def _padding_terms(out_ptr, beta, log2_beta, log2_omb, mode: tl.constexpr, form: tl.constexpr):
     o = tl.arange(0, 16)
     b_pad = tl.full([16], fused.PAD, tl.float32)
-    b_acc, b_g = fused._tile(
-        tl.zeros([16], tl.float32), b_pad, b_pad, beta, log2_beta, log2_omb, mode, form, 0
+    b_zero = tl.zeros([16], tl.float32)
+    b_acc, b_acc_p, b_acc_q, b_g = fused._tile(
+        b_zero, b_zero, b_zero, b_pad, b_pad, beta, log2_beta, log2_omb, 1.0, 1.0, mode, form, "tl"
     )
     tl.store(out_ptr + o, b_acc)
     tl.store(out_ptr + 16 + o, b_g)
+    tl.store(out_ptr + 32 + o, b_acc_p)
+    tl.store(out_ptr + 48 + o, b_acc_q)
 
 
 @pytest.mark.parametrize(
-    "form", [fused.NATS, fused.BASE2, fused.PAIR, fused.SPLIT, fused.LEAN], ids=str
+    "form", [fused.NATS, fused.BASE2, fused.PAIR, fused.SPLIT, fused.LEAN, fused.FOLD], ids=str
 )
 @pytest.mark.parametrize("beta", [0.0, 1e-6, 0.215, 0.5, 1.0], ids=lambda b: f"beta{b}")
 def test_padding_lanes_add_exactly_nothing(form: int, beta: float) -> None:
@@ -168,9 +175,28 @@ def test_padding_lanes_add_exactly_nothing(form: int, beta: float) -> None:
     mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
     log2_beta = math.log2(beta) if mode == 2 else 0.0
     log2_omb = math.log2(1.0 - beta) if mode == 2 else 0.0
-    out = torch.full((32,), float("nan"), device=DEVICE)
+    out = torch.full((64,), float("nan"), device=DEVICE)
     _padding_terms[(1,)](out, beta, log2_beta, log2_omb, mode=mode, form=form)
-    assert out.tolist() == [0.0] * 32
+    assert out.tolist() == [0.0] * 64
+
+
+@triton.jit
+def _log2_1p_values(t_ptr, out_ptr, n):
+    o = tl.arange(0, 1024)
+    b_t = tl.load(t_ptr + o, mask=o < n, other=0.0)
+    tl.store(out_ptr + o, fused._log2_1p(b_t), mask=o < n)
+
+
+def test_the_kernels_log2_1p_is_the_published_polynomial() -> None:
+    """The kernel writes LOG2_1P's coefficients as literals: they are the same numbers."""
+    t = torch.linspace(0, 1, 1000, dtype=torch.float32, device=DEVICE)
+    out = torch.full_like(t, float("nan"))
+    _log2_1p_values[(1,)](t, out, t.numel())
+    expected = torch.zeros_like(t, dtype=torch.float64)
+    for c in reversed(fused.LOG2_1P):
+        expected = expected * t.double() + c
+    expected = expected * t.double()
+    torch.testing.assert_close(out.double(), expected, rtol=0, atol=3e-7)
 
 
 def test_the_log2_1p_polynomial_is_within_its_stated_bound() -> None:
@@ -187,11 +213,12 @@ def test_the_config_table_is_reproducible_and_shrinks_for_short_rows() -> None:
     assert first == fused.kernel_config(torch.device("cpu"), 4, 1000, False)
     assert first.source == "interpreter"
     for entries in fused.CONFIG_TABLE.values():
-        for block, warps, per_sm in entries.values():
+        for block, warps, per_sm, stages in entries.values():
             # A power of two, at least 8 elements per thread, at most 8 programs per SM.
             assert block & (block - 1) == 0
             assert block // (32 * warps) >= 8
             assert 1 <= per_sm <= 8
+            assert 1 <= stages <= 4
 
 
 def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
@@ -209,8 +236,9 @@ def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    # 3 beta modes x labels or not x each dtype of the element size; 3 dtypes of the scale kernel.
-    expected = 3 + sum(3 * 2 * (1 if size == 4 else 2) for size, _ in fused.CONFIG_TABLE["sm_90"])
+    # 3 beta modes x (labels, no labels, flat) x each dtype of the element size; 3 dtypes of
+    # the scale kernel.
+    expected = 3 + sum(3 * 3 * (1 if size == 4 else 2) for size, _ in fused.CONFIG_TABLE["sm_90"])
     assert done.stdout.split() == [str(expected)]
 
 

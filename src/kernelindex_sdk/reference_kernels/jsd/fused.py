@@ -41,34 +41,34 @@ _INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # 2^-|x2-y2|: two exp2 per element, and an exp2's error (2^-22) scales only its own term
 # instead of shifting log M under every term; README.md says why that matters (Liger's
 # float32 tolerance, rtol 1e-6). SPLIT and LEAN: BASE2 regrouped for bf16 and fp16, with
-# the gradient and without it (at each form below).
+# the gradient and without it; FOLD: SPLIT with the gradient's scale in the exponent and
+# every term one FMA (at each form below).
 # OPS: which instructions. TL: tl.exp, tl.log, tl.exp2, tl.log2 (every Triton backend and
 # the interpreter); PTX: ex2.approx.ftz / lg2.approx.ftz inline (NVIDIA only); LIBDEVICE:
 # libdevice expf / logf (NVIDIA only, about 1 ulp).
-NATS: Final = 0
-BASE2: Final = 1
-PAIR: Final = 2
-SPLIT: Final = 3
-LEAN: Final = 4
-TL: Final = 0
-PTX: Final = 1
-LIBDEVICE: Final = 2
+# Strings, so that the kernel compares them by name: the kernel reads no module-level
+# constexpr (Triton checks each one a kernel reads on every launch, about half of its
+# launch's host time for the nineteen this file had: benchmarks/jsd_launch_replay.py).
+NATS: Final = "nats"
+BASE2: Final = "base2"
+PAIR: Final = "pair"
+SPLIT: Final = "split"
+LEAN: Final = "lean"
+FOLD: Final = "fold"
+TL: Final = "tl"
+PTX: Final = "ptx"
+LIBDEVICE: Final = "libdevice"
 #: The dtypes the kernel takes (jsd_torch also takes float64).
 _KERNEL_DTYPES: Final = (torch.float32, torch.bfloat16, torch.float16)
 #: (FORM, OPS) of float32 and of bf16/fp16 on CUDA; benchmarks/jsd_math_probe.py measures
 #: the choices.
-FLOAT32_CUDA: tuple[int, int] = (PAIR, PTX)
-HALF_CUDA: tuple[int, int] = (SPLIT, PTX)
+FLOAT32_CUDA: tuple[str, str] = (PAIR, PTX)
+HALF_CUDA: tuple[str, str] = (FOLD, PTX)
 #: bf16 and fp16 on CUDA without the gradient.
-HALF_LOSS_CUDA: tuple[int, int] = (LEAN, PTX)
-_BASE2: tl.constexpr = tl.constexpr(BASE2)
-_PAIR: tl.constexpr = tl.constexpr(PAIR)
-_SPLIT: tl.constexpr = tl.constexpr(SPLIT)
-_LEAN: tl.constexpr = tl.constexpr(LEAN)
-# What padding lanes read: 2^(PAD log2 e) underflows to exactly 0 in float32, in every form.
-PAD: tl.constexpr = tl.constexpr(-200.0)
-_PTX: tl.constexpr = tl.constexpr(PTX)
-_LIBDEVICE: tl.constexpr = tl.constexpr(LIBDEVICE)
+HALF_LOSS_CUDA: tuple[str, str] = (LEAN, PTX)
+# What padding lanes read (written as a literal in the kernel): 2^(PAD log2 e) underflows to
+# exactly 0 in float32, in every form.
+PAD: Final = -200.0
 # log2(1 + t) ~= t * (C0 + t * (C1 + ...)) on [0, 1]: a least-squares fit, max error 7.2e-9
 # (1.4e-7 evaluated in float32, mean -1.6e-9); tests/reference_kernels/test_jsd.py checks it.
 LOG2_1P: Final = (
@@ -82,18 +82,8 @@ LOG2_1P: Final = (
     -0.03441872506403479,
     0.005671083062210397,
 )
-_C0: tl.constexpr = tl.constexpr(LOG2_1P[0])
-_C1: tl.constexpr = tl.constexpr(LOG2_1P[1])
-_C2: tl.constexpr = tl.constexpr(LOG2_1P[2])
-_C3: tl.constexpr = tl.constexpr(LOG2_1P[3])
-_C4: tl.constexpr = tl.constexpr(LOG2_1P[4])
-_C5: tl.constexpr = tl.constexpr(LOG2_1P[5])
-_C6: tl.constexpr = tl.constexpr(LOG2_1P[6])
-_C7: tl.constexpr = tl.constexpr(LOG2_1P[7])
-_C8: tl.constexpr = tl.constexpr(LOG2_1P[8])
-
-LOG2E: tl.constexpr = tl.constexpr(1.4426950408889634)
-LN2: tl.constexpr = tl.constexpr(0.6931471805599453)
+LOG2E: Final = 1.4426950408889634
+LN2: Final = 0.6931471805599453
 
 
 @attrs.frozen
@@ -104,6 +94,8 @@ class KernelConfig:
         block_v: Columns per tile.
         num_warps: Warps per program.
         programs_per_sm: Persistent programs per multiprocessor.
+        stages: Software pipelining stages of the tile loop (1: none; one flat row only:
+            no labels, rows back to back).
         source: The table entry that chose it (``sm_90``), or ``default`` for a device
             the table does not know, ``interpreter`` off the GPU.
     """
@@ -111,6 +103,7 @@ class KernelConfig:
     block_v: int
     num_warps: int
     programs_per_sm: int
+    stages: int
     source: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -121,20 +114,24 @@ class KernelConfig:
 # Fastest configs per (element size, gradient) on one H200 (sm_90): benchmarks/jsd_config_sweep.py
 # (results/jsd_config_sweep_h200.json) over the whole space, then benchmarks/jsd_pipeline_probe.py
 # (results/jsd_pipeline_probe_h200.json: three interleaved rounds of CUDA-graph medians) among
-# a few candidates, with and without software pipelining, at 1024..8192 x 128256.
+# a few candidates, at 1024..8192 x 128256. With the gradient, benchmarks/jsd_variant_probe.py
+# (results/jsd_variant_probe_*_h200.json: the training step as called and the forward under a
+# CUDA graph) found small programs with Triton's software pipelining fastest: 1024 or 2048
+# columns, 4 or 8 warps, 2 or 3 stages; larger tiles with pipelining ran 1.2-1.4x slower, and
+# without it every tile size ran 2-5% slower (registers cap the warps per SM at half).
 # Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
 # them for it ahead of time).
-#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM).
-CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int]]]] = {
+#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, pipelining stages).
+CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
     "sm_90": {
-        (4, False): (4096, 16, 4),
-        (4, True): (4096, 16, 4),
-        (2, False): (8192, 16, 4),
-        (2, True): (16384, 32, 2),
+        (4, False): (4096, 16, 4, 1),
+        (4, True): (1024, 4, 8, 2),
+        (2, False): (8192, 16, 4, 1),
+        (2, True): (2048, 8, 4, 3),
     },
 }
 _INTERPRETER_CONFIG: Final = KernelConfig(
-    block_v=128, num_warps=1, programs_per_sm=2, source="interpreter"
+    block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
 )
 # Keep at least this many elements per thread when a short vocabulary shrinks the tile.
 _MIN_PER_THREAD: Final = 8
@@ -158,15 +155,21 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
     entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
+    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
-    return KernelConfig(block_v=block, num_warps=warps, programs_per_sm=per_sm, source=source)
+    return KernelConfig(
+        block_v=block,
+        num_warps=warps,
+        programs_per_sm=per_sm,
+        stages=stages,
+        source=source,
+    )
 
 
 @triton.jit
 def _exp2(x, OPS: tl.constexpr):
-    if OPS == _PTX:
+    if OPS == "ptx":
         # ex2.approx.ftz is one MUFU instruction; tl.exp2 adds denormal handling around it.
         return tl.inline_asm_elementwise(
             "ex2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1
@@ -177,7 +180,7 @@ def _exp2(x, OPS: tl.constexpr):
 
 @triton.jit
 def _log2(x, OPS: tl.constexpr):
-    if OPS == _PTX:
+    if OPS == "ptx":
         return tl.inline_asm_elementwise(
             "lg2.approx.ftz.f32 $0, $1;", "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1
         )
@@ -189,7 +192,7 @@ def _log2(x, OPS: tl.constexpr):
 def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
     """x as float32; with FLOOR, values below PAD (-inf: a masked entry) become PAD, whose
     exp is exactly 0 in float32, and a NaN stays a NaN."""
-    if OPS == _PTX and x.dtype == tl.bfloat16:
+    if OPS == "ptx" and x.dtype == tl.bfloat16:
         # A bf16 is the top half of its float32: one shift or one mask per element, where
         # the generic conversion spends a byte permute and a shift on every other one.
         # The floor is one max per pair of values (0xC348 is -200 in bf16).
@@ -216,23 +219,23 @@ def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
     else:
         x = x.to(tl.float32)
         if FLOOR:
-            x = tl.maximum(x, PAD, propagate_nan=tl.PropagateNan.ALL)
+            x = tl.maximum(x, -200.0, propagate_nan=tl.PropagateNan.ALL)  # PAD
         return x
 
 
 @triton.jit
 def _exp(x, OPS: tl.constexpr):
-    if OPS == _LIBDEVICE:
+    if OPS == "libdevice":
         return libdevice.exp(x)
-    elif OPS == _PTX:
-        return _exp2(x * LOG2E, OPS)
+    elif OPS == "ptx":
+        return _exp2(x * 1.4426950408889634, OPS)  # log2(e)
     else:
         return tl.exp(x)
 
 
 @triton.jit
 def _log(x, OPS: tl.constexpr):
-    if OPS == _LIBDEVICE:
+    if OPS == "libdevice":
         return libdevice.log(x)
     else:
         return tl.log(x)
@@ -241,14 +244,15 @@ def _log(x, OPS: tl.constexpr):
 @triton.jit
 def _log2_1p(t):
     # log2(1 + t) for t in [0, 1] on the FMA pipe (Horner), no MUFU instruction.
-    b_r = _C7 + t * _C8
-    b_r = _C6 + t * b_r
-    b_r = _C5 + t * b_r
-    b_r = _C4 + t * b_r
-    b_r = _C3 + t * b_r
-    b_r = _C2 + t * b_r
-    b_r = _C1 + t * b_r
-    b_r = _C0 + t * b_r
+    # LOG2_1P, highest power first (tests check the two agree).
+    b_r = -0.03441872506403479 + t * 0.005671083062210397
+    b_r = 0.0982297684120074 + t * b_r
+    b_r = -0.18309464886666982 + t * b_r
+    b_r = 0.2679077872536082 + t * b_r
+    b_r = -0.3559521994352364 + t * b_r
+    b_r = 0.4802684759642484 + t * b_r
+    b_r = -0.7213056057862225 + t * b_r
+    b_r = 1.4426940716134316 + t * b_r
     return t * b_r
 
 
@@ -268,8 +272,9 @@ def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
     tile (a full tile needs no mask, no padding values and no predicates)."""
     if MASKED:
         m_v = o_v < cols
-        b_x = tl.load(x_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
-        b_y = tl.load(y_row + o_v, mask=m_v, other=PAD, eviction_policy="evict_first")
+        # Padding lanes read PAD (-200.0).
+        b_x = tl.load(x_row + o_v, mask=m_v, other=-200.0, eviction_policy="evict_first")
+        b_y = tl.load(y_row + o_v, mask=m_v, other=-200.0, eviction_policy="evict_first")
     else:
         b_x = tl.load(x_row + o_v, eviction_policy="evict_first")
         b_y = tl.load(y_row + o_v, eviction_policy="evict_first")
@@ -279,21 +284,29 @@ def _load_pair(x_row, y_row, o_v, cols, MASKED: tl.constexpr):
 @triton.jit
 def _tile(
     b_acc,
+    b_acc_p,
+    b_acc_q,
     b_x,
     b_y,
     beta,
     log2_beta,
     log2_one_minus_beta,
+    grad_scale,
+    inv_scale,
     BETA_MODE: tl.constexpr,
     FORM: tl.constexpr,
     OPS: tl.constexpr,
 ):
-    """Add one tile's loss terms to the running sum; return it and dl/dX (unscaled).
+    """Add one tile's loss terms to the running sums; return them and dl/dX times
+    ``grad_scale`` (FOLD: ``log2_one_minus_beta`` holds log2((1-beta) grad_scale), and
+    ``inv_scale`` is 1 / grad_scale).
 
     X or Y of -inf is probability 0, and 0 * log 0 = 0: at 0 < beta < 1 both are floored
     at PAD (exp exactly 0, every term 0 times a finite number, as in padding lanes); at
     beta 0 and 1 a term whose probability is 0 is 0, and one whose other probability is 0
     is +inf (the divergence is infinite there)."""
+    log2e = 1.4426950408889634  # LOG2E
+    ln2 = 0.6931471805599453  # LN2
     b_x = _to_float32(b_x, OPS, BETA_MODE == 2)
     b_y = _to_float32(b_y, OPS, BETA_MODE == 2)
     if BETA_MODE == 0:
@@ -307,50 +320,65 @@ def _tile(
         b_d = b_x - b_y
         b_l = tl.where(b_q == 0.0, 0.0, b_q * b_d)
         b_g = tl.where(b_q == 0.0, 0.0, b_q * (b_d + 1.0))
-    elif FORM == _BASE2:
+    elif FORM == "base2":
         # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
         # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
         # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_yl + log2_beta, OPS)
         # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
         b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * (b_yl - b_z) + b_g
-    elif FORM == _SPLIT:
+    elif FORM == "split":
         # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
         # three FMAs into the accumulator instead of two subtractions, a product
         # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
         # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_yl + log2_beta, OPS)
         b_m = b_bp + b_bq
         b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
-    elif FORM == _LEAN:
+    elif FORM == "fold":
+        # SPLIT with grad_scale s folded into the exponent and every term one FMA:
+        # bqs = s bq = 2^(X log2 e + log2((1-beta) s)), M = bqs / s + bp, z = log2 M,
+        # dx = bqs (X log2 e - z); l / ln 2 = log2 e (bp Y + bqs X / s) - M z, summed as
+        # b_acc_p = sum bp Y, b_acc_q = sum bqs X, b_acc = -sum M z (combined once per
+        # program). The terms nearly cancel, as SPLIT's do: for bf16 and fp16 only.
+        b_bqs = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * log2e + log2_beta, OPS)
+        b_m = b_bqs * inv_scale + b_bp
+        b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
+        b_acc_p = b_acc_p + b_bp * b_y
+        b_acc_q = b_acc_q + b_bqs * b_x
+        b_acc = b_acc - b_m * b_z
+        b_l = 0.0
+        b_g = b_bqs * (b_x * log2e - b_z)
+    elif FORM == "lean":
         # SPLIT without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and Y
         # need no scaled copies and each term goes into the running sum by one FMA
         # (README.md beside this file has the instruction counts). The terms nearly
         # cancel, as SPLIT's do: for bf16 and fp16 only.
-        b_bq = _exp2(b_x * LOG2E + log2_one_minus_beta, OPS)
-        b_bp = _exp2(b_y * LOG2E + log2_beta, OPS)
+        b_bq = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
+        b_bp = _exp2(b_y * log2e + log2_beta, OPS)
         b_m = b_bp + b_bq
         b_mz = b_m * _log2(tl.maximum(b_m, 1e-37), OPS)
         b_acc = b_acc + b_bp * b_y
         b_acc = b_acc + b_bq * b_x
-        b_acc = b_acc - b_mz * LN2
+        b_acc = b_acc - b_mz * ln2
         b_l = 0.0
         b_g = 0.0
-    elif FORM == _PAIR:
+    elif FORM == "pair":
         # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
         # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
-        b_xl = b_x * LOG2E
-        b_yl = b_y * LOG2E
+        b_xl = b_x * log2e
+        b_yl = b_y * log2e
         b_x2 = b_xl + log2_one_minus_beta
         b_y2 = b_yl + log2_beta
         b_top = tl.maximum(b_x2, b_y2)
@@ -372,14 +400,32 @@ def _tile(
         b_l = b_bp * (b_y - b_lm) + b_g
     # Padding lanes read X = Y = PAD: every exp underflows to exactly 0, so every term is
     # 0 times a finite number (no select needed).
-    if FORM != _LEAN or BETA_MODE != 2:
+    # Triton's compiler takes no `in` on constexprs: two comparisons.
+    if (FORM != "lean" and FORM != "fold") or BETA_MODE != 2:  # noqa: PLR1714
         b_acc += b_l
-    return b_acc, b_g
+    if FORM != "fold" or BETA_MODE != 2:
+        b_g = b_g * grad_scale
+    return b_acc, b_acc_p, b_acc_q, b_g
+
+
+@triton.jit
+def _store_dx(p_row, o_v, b_g, cols, MASKED: tl.constexpr):
+    """Store one tile of dL/dinput (already scaled) at p_row + o_v, in dx's dtype."""
+    b_dx = b_g.to(p_row.dtype.element_ty)
+    # Streaming stores (.cs): dL/dinput is not read again by this kernel, and writing it
+    # past L2's normal policy left the input stream 4-6% faster on an H200
+    # (benchmarks/results/jsd_training_step_probe_h200.json, "cs").
+    if MASKED:
+        tl.store(p_row + o_v, b_dx, mask=o_v < cols, cache_modifier=".cs")
+    else:
+        tl.store(p_row + o_v, b_dx, cache_modifier=".cs")
 
 
 @triton.jit
 def _tiles(
     b_acc,
+    b_acc_p,
+    b_acc_q,
     first,
     step,
     n_tiles,
@@ -397,6 +443,7 @@ def _tiles(
     log2_beta,
     log2_one_minus_beta,
     grad_scale,
+    inv_scale,
     ignore_index,
     BETA_MODE: tl.constexpr,
     HAS_LABELS: tl.constexpr,
@@ -405,9 +452,40 @@ def _tiles(
     OPS: tl.constexpr,
     BLOCK_V: tl.constexpr,
     MASKED: tl.constexpr,
+    FLAT: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
     """Tiles first, first + step, ... of n_tiles, per_row to a row, starting at tile
     column col0: their loss terms added to the running sum, their gradient stored."""
+    if FLAT:
+        # One row (no labels, rows back to back): a tile's start is one scalar, stepped,
+        # and x, y and dx share the offsets inside the tile (no per-tile row arithmetic).
+        o_t = tl.arange(0, BLOCK_V)
+        start = (col0 + first).to(tl.int64) * BLOCK_V
+        step_e = step.to(tl.int64) * BLOCK_V
+        # STAGES > 1: Triton's software pipelining (loads of later tiles in flight while
+        # this one is computed, through shared memory).
+        for _ in tl.range(first, n_tiles, step, num_stages=STAGES):
+            b_x, b_y = _load_pair(x_ptr + start, y_ptr + start, o_t, cols - start, MASKED)
+            b_acc, b_acc_p, b_acc_q, b_g = _tile(
+                b_acc,
+                b_acc_p,
+                b_acc_q,
+                b_x,
+                b_y,
+                beta,
+                log2_beta,
+                log2_one_minus_beta,
+                grad_scale,
+                inv_scale,
+                BETA_MODE,
+                FORM,
+                OPS,
+            )
+            if COMPUTE_GRAD:
+                _store_dx(dx_ptr + start, o_t, b_g, cols - start, MASKED)
+            start += step_e
+        return b_acc, b_acc_p, b_acc_q
     # The row and column of the next tile are stepped, not divided out on every tile.
     per_row = tl.maximum(per_row, 1)
     step_r = step // per_row
@@ -425,26 +503,23 @@ def _tiles(
             b_x, b_y = _load_pair(
                 x_ptr + i_r64 * stride_x, y_ptr + i_r64 * stride_y, o_v, cols, MASKED
             )
-            b_acc, b_g = _tile(
+            b_acc, b_acc_p, b_acc_q, b_g = _tile(
                 b_acc,
+                b_acc_p,
+                b_acc_q,
                 b_x,
                 b_y,
                 beta,
                 log2_beta,
                 log2_one_minus_beta,
+                grad_scale,
+                inv_scale,
                 BETA_MODE,
                 FORM,
                 OPS,
             )
             if COMPUTE_GRAD:
-                b_dx = (b_g * grad_scale).to(dx_ptr.dtype.element_ty)
-                # Streaming stores (.cs): dL/dinput is not read again by this kernel, and
-                # writing it past L2's normal policy left the input stream 4-6% faster on
-                # an H200 (benchmarks/results/jsd_training_step_probe_h200.json, "cs").
-                if MASKED:
-                    tl.store(p_dx, b_dx, mask=o_v < cols, cache_modifier=".cs")
-                else:
-                    tl.store(p_dx, b_dx, cache_modifier=".cs")
+                _store_dx(dx_ptr + i_r64 * stride_dx, o_v, b_g, cols, MASKED)
         elif COMPUTE_GRAD:
             # Ignored rows get their zeros written (the buffer starts uninitialized),
             # and cost neither a load nor a MUFU operation.
@@ -459,7 +534,7 @@ def _tiles(
         if i_c >= per_row:
             i_c -= per_row
             i_r += 1
-    return b_acc
+    return b_acc, b_acc_p, b_acc_q
 
 
 @triton.jit
@@ -490,18 +565,26 @@ def jsd_fwd_kernel(
     BLOCK_V: tl.constexpr,
     BLOCK_P: tl.constexpr,
     BLOCK_L: tl.constexpr,
+    FLAT: tl.constexpr,
+    STAGES: tl.constexpr,
 ):
     # BASE2, SPLIT and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the
     # total and the gradient once instead of every element; NATS and LEAN work in nats
     # (unit 1): _loss_unit on the host.
-    tl.static_assert(FORM != _LEAN or not COMPUTE_GRAD, "LEAN computes no gradient")
+    tl.static_assert(FORM != "lean" or not COMPUTE_GRAD, "LEAN computes no gradient")
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
     b_acc = tl.zeros([BLOCK_V], dtype=tl.float32)
+    b_acc_p = tl.zeros([BLOCK_V], dtype=tl.float32)
+    b_acc_q = tl.zeros([BLOCK_V], dtype=tl.float32)
     grad_scale = unit * inv_n
     if COMPUTE_GRAD and HAS_LABELS:
         n_kept = _count_kept(labels_ptr, rows, ignore_index, BLOCK_L)
         grad_scale = unit / tl.maximum(n_kept, 1).to(tl.float32)
+    inv_scale = 1.0 / grad_scale
+    if FORM == "fold" and BETA_MODE == 2:
+        # bqs = grad_scale * (1-beta) Q: one exponent, log2((1-beta) grad_scale).
+        log2_one_minus_beta = log2_one_minus_beta + tl.log2(grad_scale)
     # Each row is n_full full tiles and, when BLOCK_V does not divide it, one partly
     # filled tile. Programs take the full tiles in turn, then the partial ones, continuing
     # the same turn: two loops, each with one copy of the arithmetic, and only the second
@@ -517,8 +600,10 @@ def jsd_fwd_kernel(
             else:
                 first = (i_p + n_p - (rows * n_full) % n_p) % n_p
                 n_tiles, per_row, col0 = rows, 1, n_full
-            b_acc = _tiles(
+            b_acc, b_acc_p, b_acc_q = _tiles(
                 b_acc,
+                b_acc_p,
+                b_acc_q,
                 first,
                 n_p,
                 n_tiles,
@@ -536,6 +621,7 @@ def jsd_fwd_kernel(
                 log2_beta,
                 log2_one_minus_beta,
                 grad_scale,
+                inv_scale,
                 ignore_index,
                 BETA_MODE,
                 HAS_LABELS,
@@ -544,8 +630,14 @@ def jsd_fwd_kernel(
                 OPS,
                 BLOCK_V,
                 TAIL == 1,
+                FLAT,
+                STAGES,
             )
-    tl.store(partial_ptr + i_p, tl.sum(b_acc, axis=0))
+    partial = tl.sum(b_acc, axis=0)
+    if FORM == "fold" and BETA_MODE == 2:
+        log2e = 1.4426950408889634  # LOG2E
+        partial += log2e * (tl.sum(b_acc_p, axis=0) + tl.sum(b_acc_q, axis=0) * inv_scale)
+    tl.store(partial_ptr + i_p, partial)
     # The last program to take a ticket adds every partial in program order: the result
     # does not depend on which program finished when. acq_rel orders each partial's store
     # before its ticket, and the ticket before the loads below.
@@ -601,7 +693,7 @@ class _Plan:
     partials: torch.Tensor
     ticket: torch.Tensor
     constexprs: dict[str, Any]
-    math: tuple[int, int]
+    math: tuple[str, str]
     #: What the kernel's sums are in, times the loss (`_loss_unit`).
     unit: float
 
@@ -610,13 +702,13 @@ _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _PLAN_LIMIT: Final = 256
 
 
-def _loss_unit(form: int, beta_mode: int) -> float:
+def _loss_unit(form: str, beta_mode: int) -> float:
     """The kernel's ``unit`` argument: ln 2 where ``form`` sums in base 2 (BASE2, SPLIT, PAIR
     at 0 < beta < 1), 1 where it sums in nats (NATS, LEAN, and beta 0 or 1 in every form)."""
     return math.log(2.0) if beta_mode == 2 and form not in (NATS, LEAN) else 1.0
 
 
-def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[int, int]:
+def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[str, str]:
     # The inline PTX and libdevice calls exist on NVIDIA's backend only.
     cuda = (
         not _INTERPRET
@@ -630,10 +722,19 @@ def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> t
     return half if cuda and torch.cuda.get_device_capability(device) >= (8, 0) else (half[0], TL)
 
 
+_SM_COUNTS: dict[torch.device, int] = {}
+
+
 def _sm_count(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 2
-    return int(torch.cuda.get_device_properties(device).multi_processor_count)
+    """Multiprocessors of ``device`` (2 off the GPU), asked once per device."""
+    count = _SM_COUNTS.get(device)
+    if count is None:
+        count = _SM_COUNTS[device] = (
+            int(torch.cuda.get_device_properties(device).multi_processor_count)
+            if device.type == "cuda"
+            else 2
+        )
+    return count
 
 
 def _new_plan(
@@ -664,6 +765,8 @@ def _new_plan(
             "BLOCK_V": config.block_v,
             "BLOCK_P": triton.next_power_of_2(programs),
             "BLOCK_L": 1024,
+            "FLAT": rows == 1 and not has_labels,
+            "STAGES": config.stages,
         },
         math=math_mode,
         unit=_loss_unit(math_mode[0], beta_mode),
@@ -762,7 +865,13 @@ def _launch(
     with _on_device(device):
         # The partials and the ticket of a plan are used by one launch at a time: one plan
         # per stream, so launches on two streams never share them.
-        stream = torch.cuda.current_stream(device).cuda_stream if device.type == "cuda" else 0
+        # Triton's driver interface, the call its own launch makes (torch.cuda.current_stream
+        # builds a Stream object: 5-8 us of host time per call on an H200 host).
+        stream = (
+            triton.runtime.driver.active.get_current_stream(device.index)
+            if device.type == "cuda" and not _INTERPRET
+            else 0
+        )
         key = (
             device,
             stream,

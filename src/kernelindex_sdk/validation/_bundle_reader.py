@@ -35,6 +35,7 @@ import jsonschema_rs
 
 from .._base.schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
 from .._json import text as _jsontext
+from .._json.quick_parse import UNPROVEN, quick_value
 from . import _quick_checks, _registry, _semantic
 from ._kinds import detect_kind
 
@@ -58,6 +59,8 @@ _ESCAPED_SURROGATE: Final = _jsontext._ESCAPED_SURROGATE
 MAX_DEPTH: Final = _jsontext.MAX_DEPTH
 #: The most tails kept; past it the table starts again (a few kB each).
 MAX_TAILS: Final = 64
+# How the writers' bundles start: the run is the first member in published key order.
+_RUN_HEAD: Final = '{"run":'
 
 
 def _shell_schema() -> dict[str, Any] | None:
@@ -266,8 +269,51 @@ class BundleReader:
         self._last = (rest, tail)
         return tail
 
+    def _kept_tail(self, text: str) -> tuple[str, _Tail] | None:
+        """A kept tail that ``text`` ends with, found without reading the run."""
+        last = self._last
+        if last is not None and text.endswith(last[0]):
+            return last
+        # The tail of a writer's bundle starts at the comma before "protocol".
+        at = text.rfind('"protocol"')
+        comma = text.rfind(",", 0, at) if at > 0 else -1
+        if comma < 0 or not _jsontext.is_blank(text[comma + 1 : at]):
+            return None
+        rest = text[comma:]
+        tail = self._tails.get(rest)
+        return None if tail is None else (rest, tail)
+
+    def _quick_members(self, text: str) -> list[tuple[str, Any]] | None:
+        """The members of a bundle that ends with a kept tail, its run read by
+        ``quick_value``; ``None`` to read it member by member.
+
+        Whatever the split point, the text is ``{"run":`` then one whole JSON value
+        (``quick_value`` refuses anything else) then a tail that was read and checked
+        as the members after a first one: so the text is that object, and no other.
+        """
+        if not text.startswith(_RUN_HEAD):
+            return None
+        kept = self._kept_tail(text)
+        if kept is None:
+            return None
+        rest, tail = kept
+        end = len(text) - len(rest)
+        run = quick_value(text[len(_RUN_HEAD) : end])
+        if run is UNPROVEN or not self._valid_member("run", run, False):
+            return None
+        # As _members below: quick_value saw no \u escape in the run, and the
+        # brackets of the whole text bound its depth.
+        brackets = text.count("[", 0, end) + text.count("{", 0, end) + tail.brackets
+        if tail.surrogate or brackets > MAX_DEPTH:
+            return None
+        self._last = kept
+        return [("run", run), *tail.members]
+
     def _members(self, text: str) -> list[tuple[str, Any]] | None:
         """The top-level members, each read strictly and valid against its schema."""
+        quick = self._quick_members(text)
+        if quick is not None:
+            return quick
         idx = _skip(text, 0)
         if text[idx] != "{":
             return None

@@ -28,7 +28,8 @@ on hostile and generated texts):
   A repeated key leaves the value one key short, with its first value's strings
   dropped: equal counts leave no room for one. (Text that is byte for byte orjson's
   writing of the value needs no count.)
-- Depth is left to the caller, which counts brackets as the strict parser does.
+- Depth, by counting brackets as the strict parser does: a text with at most
+  :data:`~kernelindex_sdk._json.walk.MAX_DEPTH` of ``[`` and ``{`` nests no deeper.
 """
 
 from __future__ import annotations
@@ -38,32 +39,42 @@ from typing import Any, Final
 
 import orjson
 
+from .walk import MAX_DEPTH
+
 __all__ = ["UNPROVEN", "quick_value"]
 
 #: What :func:`quick_value` returns when it cannot vouch for the text.
 UNPROVEN: Final = object()
+# Every byte but the colons and opening brackets, which the proof counts.
+_UNMARKED: Final = bytes(c for c in range(256) if c not in b":[{")
 # How orjson ends an integral float below 1e16 (2.0 -> "2.0"), before what may follow a
 # number in its compact text; larger ones it writes with "e+".
 _INTEGRAL: Final = re.compile(rb"\.0[,\]}]|\.0\Z")
 
 
-def quick_value(data: str | bytes) -> Any:
+def quick_value(data: str | bytes, *, max_brackets: int = MAX_DEPTH) -> Any:
     """The value of ``data`` when it is proven to parse strictly without a problem.
-
-    The depth of nesting is not checked: the caller counts brackets, as the strict
-    parser does (a text with at most ``MAX_DEPTH`` of them nests no deeper).
 
     Args:
         data: JSON text, as bytes (UTF-8) or str.
+        max_brackets: The most ``[`` and ``{`` the text may hold (strings included): a
+            text with at most :data:`~kernelindex_sdk._json.walk.MAX_DEPTH` of them
+            nests no deeper. A caller reading part of a document passes what is left
+            of that bound.
 
     Returns:
         The value the strict parser gives, for a text with no problem, no integral
-        float and no ``\\u`` escape; :data:`UNPROVEN` for any other text (which may
-        still be valid: the strict parser says).
+        float, no ``\\u`` escape and at most ``max_brackets`` brackets;
+        :data:`UNPROVEN` for any other text (which may still be valid: the strict
+        parser says).
     """
     raw = _utf8(data)
     # One-byte searches first: they run at memory speed, two-byte ones several times slower.
     if raw is None or (b"\\" in raw and b"\\u" in raw):
+        return UNPROVEN
+    # One pass keeps what the proof counts (colons, brackets); counting each is a pass.
+    marks = raw.translate(None, _UNMARKED)
+    if marks.count(b"[") + marks.count(b"{") > max_brackets:
         return UNPROVEN
     try:
         value = orjson.loads(raw)
@@ -71,7 +82,7 @@ def quick_value(data: str | bytes) -> Any:
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         # orjson writes back whatever it read: only a refused text lands here.
         return UNPROVEN
-    return value if _proven(raw, written) else UNPROVEN
+    return value if _proven(raw, marks, written) else UNPROVEN
 
 
 def _utf8(data: str | bytes) -> bytes | None:
@@ -83,9 +94,10 @@ def _utf8(data: str | bytes) -> bytes | None:
         return None
 
 
-def _proven(raw: bytes, written: bytes) -> bool:
+def _proven(raw: bytes, marks: bytes, written: bytes) -> bool:
     """Whether orjson's writing of what it read from ``raw`` proves the strict parse."""
     if (b"+" in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
         return False
-    # Text that is orjson's own writing of the value has no repeated key.
-    return written == raw or raw.count(b":") == written.count(b":")
+    # Text that is orjson's own writing of the value has no repeated key; otherwise the
+    # colons decide (the brackets of a writing of the same value are the same too).
+    return written == raw or marks == written.translate(None, _UNMARKED)

@@ -155,7 +155,7 @@ def parse_document(data: str | bytes) -> Parsed:
     # Most records are plain text that C code can read and vouch for (see quick_parse):
     # the same value, no problem, no integral float, so no walk is needed either.
     quick = quick_value(data)
-    if quick is not UNPROVEN and _brackets(data) <= MAX_DEPTH:
+    if quick is not UNPROVEN:
         plain = data if isinstance(data, str) else data.decode("utf-8")
         return Parsed(quick, plain, [], ValueScan(problems=[], integral_float=False))
     text, problems = _decode(data)
@@ -218,13 +218,6 @@ def parse_document(data: str | bytes) -> Parsed:
     if scan.problems:
         return Parsed(None, text, list(located(scan.problems, text)))
     return Parsed(value, text, [], scan)
-
-
-def _brackets(data: str | bytes) -> int:
-    """The arrays and objects a text opens, strings included: at least its depth."""
-    if isinstance(data, str):
-        return data.count("[") + data.count("{")
-    return data.count(b"[") + data.count(b"{")
 
 
 def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:

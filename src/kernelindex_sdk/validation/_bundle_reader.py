@@ -315,13 +315,12 @@ class BundleReader:
             return None
         rest, tail = kept
         end = len(raw) - len(rest)
-        run = quick_value(raw[len(_RUN_HEAD) : end])
-        if run is UNPROVEN or not self._valid_member("run", run, False):
+        if tail.surrogate:
             return None
-        # As _members below: quick_value saw no \u escape in the run, and the
-        # brackets of the whole text bound its depth.
-        brackets = raw.count(b"[", 0, end) + raw.count(b"{", 0, end) + tail.brackets
-        if tail.surrogate or brackets > MAX_DEPTH:
+        # As _members below, the brackets of the whole text bound its depth: the run's
+        # may be as many as the tail and the opening brace leave.
+        run = quick_value(raw[len(_RUN_HEAD) : end], max_brackets=MAX_DEPTH - 1 - tail.brackets)
+        if run is UNPROVEN or not self._valid_member("run", run, False):
             return None
         self._raw_last = kept
         return [("run", run), *tail.members]

@@ -16,7 +16,6 @@ and ``1`` are not).
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -57,10 +56,10 @@ def _canonical(value: Any) -> bytes | None:
 def same_json(a: Any, b: Any) -> bool:
     """Whether two JSON values are one value: RFC 8785 forms equal.
 
-    Python's ``==`` calls ``True`` equal to ``1``; ``marshal`` writes each value with its
-    type (in C, several times faster than ``repr``), so equal values that also marshal
-    alike are the same, and anything else is decided by the canonical form (``1``
-    against ``1.0``, or keys in another order).
+    Python's ``==`` calls ``True`` equal to ``1``, and nothing else it calls equal is
+    two JSON values (``2 == 2.0`` are one JSON number): so values ``==`` to each other
+    whose booleans stand where the other's do are the same, and anything else is decided
+    by the canonical form (``1`` against ``1.0`` where a boolean could be, say).
     """
     return a is b or _First("", a).same(b)
 
@@ -76,16 +75,20 @@ class Admission:
 _ADMITTED: Final = Admission()
 
 
+# Where a value holds a boolean or a number Python calls equal to one: a path of keys and
+# indexes, and whether a boolean stands there.
+_Probe = tuple[tuple[Any, ...], bool]
+
+
 @attrs.define
 class _First:
     """Where a name or digest was first seen, and what it stood for there."""
 
     where: str
     value: Any
-    # The value's marshal bytes, made on the first comparison: most values are compared
-    # many times. Version 0 writes no back-references and no interning flags, so equal
-    # values of equal types give equal bytes whatever objects they share.
-    _form: bytes | None = None
+    # The value's booleans and its numbers equal to 0 or 1, found on the first comparison:
+    # most values are compared many times, and most have few such places or none.
+    _probes: tuple[_Probe, ...] | None = None
 
     def same(self, other: Any) -> bool:
         """Whether ``other`` is the same JSON value as :attr:`value` (see :func:`same_json`)."""
@@ -93,27 +96,42 @@ class _First:
         if value is other:
             return True
         if value == other:
-            if self._form is None:
-                # b"" when no value of it can be mistaken for another: then == decides.
-                self._form = marshal.dumps(value, 0) if _ambiguous(value) else b""
-            if not self._form or self._form == marshal.dumps(other, 0):
+            if self._probes is None:
+                self._probes = tuple(_probes(value))
+            if all(_holds(other, path, boolean) for path, boolean in self._probes):
                 return True
         left, right = _canonical(value), _canonical(other)
         return left is not None and left == right
 
 
-def _ambiguous(value: Any) -> bool:
-    """Whether ``value`` holds a boolean, or a number Python calls equal to one (0, 1).
+def _probes(value: Any) -> list[_Probe]:
+    """The places of ``value`` where a value ``==`` to it may hold another JSON value:
+    its booleans, and its numbers equal to a boolean (0, 1, 0.0, 1.0)."""
+    found: list[_Probe] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(((*path, k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(node))
+        elif isinstance(node, bool):
+            found.append((path, True))
+        elif isinstance(node, (int, float)) and node in (0, 1):
+            found.append((path, False))
+    return found
 
-    Where it holds neither, a value ``==`` to it is the same JSON value: only ``True ==
-    1`` and ``False == 0`` make Python's equality looser than JSON's (``2 == 2.0`` are
-    one JSON number).
-    """
-    if isinstance(value, dict):
-        return any(_ambiguous(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_ambiguous(v) for v in value)
-    return isinstance(value, (bool, int, float)) and value in (0, 1)
+
+def _holds(other: Any, path: tuple[Any, ...], boolean: bool) -> bool:
+    """Whether ``other`` (``==`` to the probed value) has a boolean at ``path`` exactly
+    where the probed value has one."""
+    node = other
+    try:
+        for token in path:
+            node = node[token]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return (type(node) is bool) == boolean
 
 
 @attrs.define

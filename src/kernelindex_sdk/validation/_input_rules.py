@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from .. import digest as _digest
 from ..errors import KernelIndexError, Problem
@@ -56,10 +57,10 @@ def _canonical(value: Any) -> bytes | None:
 def same_json(a: Any, b: Any) -> bool:
     """Whether two JSON values are one value: RFC 8785 forms equal.
 
-    Python's ``==`` calls ``True`` equal to ``1``, and nothing else it calls equal is
-    two JSON values (``2 == 2.0`` are one JSON number): so values ``==`` to each other
-    whose booleans stand where the other's do are the same, and anything else is decided
-    by the canonical form (``1`` against ``1.0`` where a boolean could be, say).
+    Python's ``==`` calls ``True`` equal to ``1``; orjson writes each value with its
+    JSON type (``true``, ``1``, ``1.0``), in C, so values ``==`` to each other whose
+    sorted orjson texts are equal are the same, and anything else is decided by the
+    canonical form (``1`` against ``1.0``, or an integer orjson cannot write).
     """
     return a is b or _First("", a).same(b)
 
@@ -75,20 +76,15 @@ class Admission:
 _ADMITTED: Final = Admission()
 
 
-# Where a value holds a boolean or a number Python calls equal to one: a path of keys and
-# indexes, and whether a boolean stands there.
-_Probe = tuple[tuple[Any, ...], bool]
-
-
 @attrs.define
 class _First:
     """Where a name or digest was first seen, and what it stood for there."""
 
     where: str
     value: Any
-    # The value's booleans and its numbers equal to 0 or 1, found on the first comparison:
-    # most values are compared many times, and most have few such places or none.
-    _probes: tuple[_Probe, ...] | None = None
+    # The value's sorted orjson text, made on the first comparison (most values are
+    # compared many times); b"" when orjson cannot write it.
+    _form: bytes | None = None
 
     def same(self, other: Any) -> bool:
         """Whether ``other`` is the same JSON value as :attr:`value` (see :func:`same_json`)."""
@@ -96,42 +92,21 @@ class _First:
         if value is other:
             return True
         if value == other:
-            if self._probes is None:
-                self._probes = tuple(_probes(value))
-            if all(_holds(other, path, boolean) for path, boolean in self._probes):
+            if self._form is None:
+                self._form = _sorted_text(value)
+            if self._form and self._form == _sorted_text(other):
                 return True
         left, right = _canonical(value), _canonical(other)
         return left is not None and left == right
 
 
-def _probes(value: Any) -> list[_Probe]:
-    """The places of ``value`` where a value ``==`` to it may hold another JSON value:
-    its booleans, and its numbers equal to a boolean (0, 1, 0.0, 1.0)."""
-    found: list[_Probe] = []
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(((*path, k), v) for k, v in node.items())
-        elif isinstance(node, list):
-            stack.extend(((*path, i), v) for i, v in enumerate(node))
-        elif isinstance(node, bool):
-            found.append((path, True))
-        elif isinstance(node, (int, float)) and node in (0, 1):
-            found.append((path, False))
-    return found
-
-
-def _holds(other: Any, path: tuple[Any, ...], boolean: bool) -> bool:
-    """Whether ``other`` (``==`` to the probed value) has a boolean at ``path`` exactly
-    where the probed value has one."""
-    node = other
+def _sorted_text(value: Any) -> bytes:
+    """orjson's text of ``value`` with sorted keys; b"" where it has none (an integer
+    beyond 64 bits, say)."""
     try:
-        for token in path:
-            node = node[token]
-    except (KeyError, IndexError, TypeError):
-        return False
-    return (type(node) is bool) == boolean
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return b""
 
 
 @attrs.define

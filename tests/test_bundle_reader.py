@@ -187,3 +187,46 @@ def test_over_long_integers_are_left_to_the_full_check_whatever_python_s_limit(
     assert reader.read(text) is None
     example["run"]["spec"]["sourceNative"]["metrics"]["long"] = 1
     assert reader.read(line(example)) is not None
+
+
+def _repeat_key_at(text: str, key: str) -> str:
+    """``text`` with the first ``"key":`` written twice (its value once before, once after)."""
+    start = text.index(f'"{key}":')
+    value_start = start + len(key) + 3
+    value, end = json.JSONDecoder().raw_decode(text, value_start)
+    del value
+    member = text[start:end]
+    return text[:end] + "," + member + text[end:]
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["kind", "spec", "status", "latencyNs", "median", "statistic", "labels", "name", "metadata"],
+)
+def test_a_run_repeating_a_key_after_a_kept_tail_is_left_to_the_full_check(
+    example: dict[str, Any], key: str
+) -> None:
+    """The run of a line whose protocol and environment are kept is read by the quick
+    reading: a key repeated at any depth of it still goes to the full check, which
+    refuses it."""
+    reader = primed(example)
+    compact = json.dumps(example, ensure_ascii=False, separators=(",", ":"))
+    assert reader.read(compact) is not None
+    repeated = _repeat_key_at(compact, key)
+    assert any(p.code == "duplicate-key" for p in full_problems(repeated)), repeated
+    assert reader.read(repeated) is None
+    assert reader.read(repeated.encode()) is None
+
+
+def test_the_quick_reading_takes_the_lines_that_follow_a_kept_tail(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common line is read by the quick path, with the strict reader's value."""
+    reader = primed(example)
+    compact = json.dumps(example, ensure_ascii=False, separators=(",", ":")).encode()
+    reader.read(compact)
+    quick = reader._quick_read(compact)
+    assert quick == _jsontext.parse(compact)[0]
+    # And it is the quick path that answers: with it off, the strict reader does.
+    monkeypatch.setattr(reader, "_quick_read", lambda _: None)
+    assert reader.read(compact) == quick

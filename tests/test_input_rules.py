@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from _records import bundle, write_jsonl
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kernelindex_sdk import digest
 from kernelindex_sdk._cli import main
@@ -197,3 +199,40 @@ def test_one_protocol_in_many_bundles_is_fine(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "r.jsonl", docs)
     assert list(validate_paths([path])) == []
     assert len(load_runs([path]).runs) == 3
+
+
+_LEAVES = st.sampled_from([True, False, 0, 1, 0.0, 1.0, 2, 2.0, -0.0, None, "a", "1"])
+_TREES = st.recursive(
+    _LEAVES,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "c"]), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def _swap(leaf: Any) -> Any:
+    """What a leaf may become in the other value: a number Python calls equal to it."""
+    if type(leaf) is bool:
+        return int(leaf)
+    if type(leaf) in (int, float) and leaf in (0, 1):
+        return bool(leaf)
+    return float(leaf) if type(leaf) is int else leaf
+
+
+def _swapped(node: Any, choices: list[bool]) -> Any:
+    if isinstance(node, dict):
+        # In reverse order: key order is no part of a JSON value.
+        return {k: _swapped(node[k], choices) for k in reversed(list(node))}
+    if isinstance(node, list):
+        return [_swapped(v, choices) for v in node]
+    return _swap(node) if choices and choices.pop() else node
+
+
+@given(tree=_TREES, choices=st.lists(st.booleans(), max_size=8))
+def test_same_json_is_rfc_8785_equality(tree: Any, choices: list[bool]) -> None:
+    other = _swapped(tree, choices)
+    expected = digest.canonical_bytes(tree) == digest.canonical_bytes(other)
+    assert same_json(tree, other) == expected
+    assert same_json(other, tree) == expected

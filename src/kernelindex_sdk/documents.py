@@ -349,12 +349,15 @@ def check_documents(
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         value = None if reader is None else reader.read(document.text)
         if value is not None:
-            located = list(rules.admit(value, display_path(document.label)).problems)
-            if located:
-                # Valid JSON text (the quick reader read it): the problems get their places.
-                located = list(_jsontext.located(located, document.text))
+            admitted = rules.admit(value, display_path(document.label)).problems
+            if not admitted:
+                # The common record: nothing more to place.
+                yield DocumentResult(document=document, problems=(), value=value)
+                continue
+            # Valid JSON text (the quick reader read it): the problems get their places.
+            located = _jsontext.located(admitted, document.text)
             found = tuple(FileProblem.in_document(document, p) for p in located)
-            yield DocumentResult(document=document, problems=found, value=None if found else value)
+            yield DocumentResult(document=document, problems=found)
             continue
         parsed = _jsontext.parse_document(document.text)
         value, text = parsed.value, parsed.text

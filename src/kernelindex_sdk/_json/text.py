@@ -18,6 +18,7 @@ import json_source_map
 
 from ..errors import Problem
 from . import walk as _jsonwalk
+from .quick_parse import UNPROVEN, quick_value
 
 __all__ = [
     "KEY_CODES",
@@ -151,6 +152,12 @@ def parse_document(data: str | bytes) -> Parsed:
         keys, NaN or Infinity literals, numbers out of range, integers too long to
         read, and what :func:`scan_value` refuses (lone surrogates, deep nesting).
     """
+    # Most records are plain text that C code can read and vouch for (see quick_parse):
+    # the same value, no problem, no integral float, so no walk is needed either.
+    quick = quick_value(data)
+    if quick is not UNPROVEN:
+        plain = data if isinstance(data, str) else data.decode("utf-8")
+        return Parsed(quick, plain, [], ValueScan(problems=[], integral_float=False))
     text, problems = _decode(data)
     if text is not None and is_blank(text):
         problems = [Problem(pointer="", message="empty document", code="json", line=1, column=1)]

@@ -20,11 +20,15 @@ here only where the full check passes it too:
 
 The text after the first member (protocol and environment, in the writers' order)
 is the same on most lines of a file: it is read and validated once, and kept by its
-exact text in a small table that is emptied when full.
+exact text in a small table that is emptied when full. A later line that ends with a
+kept tail has only its run read, by ``_json.quick_parse.quick_value`` (orjson, with a
+proof that the strict hooks would have found nothing); what it cannot vouch for is
+read member by member as above.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -35,6 +39,7 @@ import jsonschema_rs
 
 from .._base.schemas import BASE_URI, BUNDLE, SCHEMA_FILES, load_schemas
 from .._json import text as _jsontext
+from .._json.quick_parse import UNPROVEN, quick_value
 from . import _quick_checks, _registry, _semantic
 from ._kinds import detect_kind
 
@@ -58,6 +63,8 @@ _ESCAPED_SURROGATE: Final = _jsontext._ESCAPED_SURROGATE
 MAX_DEPTH: Final = _jsontext.MAX_DEPTH
 #: The most tails kept; past it the table starts again (a few kB each).
 MAX_TAILS: Final = 64
+# How the writers' bundles start: the run is the first member in published key order.
+_RUN_HEAD: Final = b'{"run":'
 
 
 def _shell_schema() -> dict[str, Any] | None:
@@ -122,6 +129,9 @@ class BundleReader:
         self._shell = _shell_validator()
         self._tails: dict[str, _Tail] = {}
         self._last: tuple[str, _Tail] | None = None
+        # The same tails by their UTF-8 bytes, for the quick path (see _quick_members).
+        self._raw_tails: dict[bytes, _Tail] = {}
+        self._raw_last: tuple[bytes, _Tail] | None = None
         # The shell's verdict by the bundle's keys, when all are members.
         self._shells: dict[tuple[str, ...], bool] = {}
         self._validators = {
@@ -180,6 +190,12 @@ class BundleReader:
         """The record as a JSON value when it is a valid bundle; ``None`` to check it in full."""
         if self._shell is None:
             return None
+        try:
+            quick = self._quick_read(data)
+        except (ValueError, IndexError, KeyError, TypeError):
+            quick = None
+        if quick is not None:
+            return quick
         if isinstance(data, bytes):
             if data.startswith(b"\xef\xbb\xbf"):
                 return None
@@ -262,9 +278,62 @@ class BundleReader:
         )
         if len(self._tails) >= MAX_TAILS:
             self._tails.clear()
+            self._raw_tails.clear()
         self._tails[rest] = tail
         self._last = (rest, tail)
+        # A str may hold a lone surrogate, which has no UTF-8: no quick path for it.
+        with contextlib.suppress(UnicodeEncodeError):
+            self._raw_tails[rest.encode("utf-8")] = tail
         return tail
+
+    def _kept_tail(self, raw: bytes) -> tuple[bytes, _Tail] | None:
+        """A kept tail that ``raw`` ends with, found without reading the run."""
+        last = self._raw_last
+        if last is not None and raw.endswith(last[0]):
+            return last
+        # The tail of a writer's bundle starts at the comma before "protocol".
+        at = raw.rfind(b'"protocol"')
+        comma = raw.rfind(b",", 0, at) if at > 0 else -1
+        if comma < 0 or not _jsontext.is_blank(raw[comma + 1 : at]):
+            return None
+        rest = raw[comma:]
+        tail = self._raw_tails.get(rest)
+        return None if tail is None else (rest, tail)
+
+    def _quick_members(self, raw: bytes) -> list[tuple[str, Any]] | None:
+        """The members of a bundle that ends with a kept tail, its run read by
+        ``quick_value``; ``None`` to read it member by member.
+
+        Whatever the split point, the text is ``{"run":`` then one whole JSON value
+        (``quick_value`` refuses anything else) then a tail that was read and checked
+        as the members after a first one: so the text is that object, and no other.
+        """
+        if not raw.startswith(_RUN_HEAD):
+            return None
+        kept = self._kept_tail(raw)
+        if kept is None:
+            return None
+        rest, tail = kept
+        end = len(raw) - len(rest)
+        if tail.surrogate:
+            return None
+        # As _members below, the brackets of the whole text bound its depth: the run's
+        # may be as many as the tail and the opening brace leave.
+        run = quick_value(raw[len(_RUN_HEAD) : end], max_brackets=MAX_DEPTH - 1 - tail.brackets)
+        if run is UNPROVEN or not self._valid_member("run", run, False):
+            return None
+        self._raw_last = kept
+        return [("run", run), *tail.members]
+
+    def _quick_read(self, data: str | bytes) -> dict[str, Any] | None:
+        """:meth:`read` through :meth:`_quick_members`, or ``None``."""
+        if isinstance(data, str):
+            try:
+                data = data.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+        members = self._quick_members(data)
+        return None if members is None else self._document(members)
 
     def _members(self, text: str) -> list[tuple[str, Any]] | None:
         """The top-level members, each read strictly and valid against its schema."""
@@ -306,8 +375,10 @@ class BundleReader:
 
     def _read(self, text: str) -> dict[str, Any] | None:
         members = self._members(text)
-        if members is None:
-            return None
+        return None if members is None else self._document(members)
+
+    def _document(self, members: list[tuple[str, Any]]) -> dict[str, Any] | None:
+        """The bundle of these members (each valid) when it is valid."""
         doc = dict(members)
         if len(doc) != len(members) or detect_kind(doc) != BUNDLE:
             return None

@@ -16,11 +16,11 @@ and ``1`` are not).
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Iterator
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from .. import digest as _digest
 from ..errors import KernelIndexError, Problem
@@ -57,10 +57,10 @@ def _canonical(value: Any) -> bytes | None:
 def same_json(a: Any, b: Any) -> bool:
     """Whether two JSON values are one value: RFC 8785 forms equal.
 
-    Python's ``==`` calls ``True`` equal to ``1``; ``marshal`` writes each value with its
-    type (in C, several times faster than ``repr``), so equal values that also marshal
-    alike are the same, and anything else is decided by the canonical form (``1``
-    against ``1.0``, or keys in another order).
+    Python's ``==`` calls ``True`` equal to ``1``; orjson writes each value with its
+    JSON type (``true``, ``1``, ``1.0``), in C, so values ``==`` to each other whose
+    sorted orjson texts are equal are the same, and anything else is decided by the
+    canonical form (``1`` against ``1.0``, or an integer orjson cannot write).
     """
     return a is b or _First("", a).same(b)
 
@@ -82,9 +82,8 @@ class _First:
 
     where: str
     value: Any
-    # The value's marshal bytes, made on the first comparison: most values are compared
-    # many times. Version 0 writes no back-references and no interning flags, so equal
-    # values of equal types give equal bytes whatever objects they share.
+    # The value's sorted orjson text, made on the first comparison (most values are
+    # compared many times); b"" when orjson cannot write it.
     _form: bytes | None = None
 
     def same(self, other: Any) -> bool:
@@ -94,26 +93,26 @@ class _First:
             return True
         if value == other:
             if self._form is None:
-                # b"" when no value of it can be mistaken for another: then == decides.
-                self._form = marshal.dumps(value, 0) if _ambiguous(value) else b""
-            if not self._form or self._form == marshal.dumps(other, 0):
+                self._form = _kept_text(value)
+            if self._form and self._form == _sorted_text(other):
                 return True
         left, right = _canonical(value), _canonical(other)
         return left is not None and left == right
 
 
-def _ambiguous(value: Any) -> bool:
-    """Whether ``value`` holds a boolean, or a number Python calls equal to one (0, 1).
+def _sorted_text(value: Any) -> bytes:
+    """orjson's text of ``value`` with sorted keys; b"" where it has none (an integer
+    beyond 64 bits, say)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return b""
 
-    Where it holds neither, a value ``==`` to it is the same JSON value: only ``True ==
-    1`` and ``False == 0`` make Python's equality looser than JSON's (``2 == 2.0`` are
-    one JSON number).
-    """
-    if isinstance(value, dict):
-        return any(_ambiguous(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_ambiguous(v) for v in value)
-    return isinstance(value, (bool, int, float)) and value in (0, 1)
+
+def _kept_text(value: Any) -> bytes:
+    """:func:`_sorted_text` to keep, in bytes of its own length: orjson's keep the buffer
+    they were written in (about 4 KiB each for a workload's text, by tracemalloc)."""
+    return memoryview(_sorted_text(value)).tobytes()
 
 
 @attrs.define

@@ -1,0 +1,153 @@
+"""Instructions per record of reading and validating, counted by valgrind: a figure the
+shared machine's load does not move (its wall and CPU clocks vary by half from run to run).
+
+For each kind of record (as benchmarks/store_ingest.py and benchmarks/compare_throughput.py
+make them), the difference between a run over 1,500 and one over 500 records, divided by
+1,000, of:
+
+- ``check_documents(quick=True)``: what ``kernelindex ingest`` validates with;
+- ``check_documents()``: what ``kernelindex validate`` does;
+- ``kernelindex compare BASE NEW`` (per record of both files).
+
+Start-up and one-time costs cancel out in the difference. ``--src`` points at another
+checkout's ``src`` to count the same for it (say, main's), side by side:
+
+    python benchmarks/read_instructions.py [--src OTHER/src ...]
+        [--out benchmarks/results/read_instructions.json]
+
+Needs valgrind (Debian's package); about a minute per row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import compare_throughput  # noqa: E402
+import store_ingest  # noqa: E402
+
+SMALL, LARGE = 500, 1500
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+_CHECK = """
+import sys
+from kernelindex_sdk.documents import check_documents
+results = list(check_documents([sys.argv[1]], quick=sys.argv[2] == "quick"))
+assert all(r.valid for r in results), "every record is valid"
+"""
+_COMPARE = """
+import io, sys
+from kernelindex_sdk._cli import main
+main(["compare", sys.argv[1], sys.argv[2]], stdout=io.StringIO())
+"""
+
+
+def instructions(src: Path, code: str, *args: str) -> int:
+    """Instructions (valgrind's I refs) of one Python process running ``code``."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    # Our own interpreter on files we wrote: S603 does not apply.
+    done = subprocess.run(  # noqa: S603
+        [
+            valgrind,
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            code,
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = _REFS.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from valgrind: {done.stderr[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def head(path: Path, count: int, out: Path) -> Path:
+    with path.open("rb") as lines, out.open("wb") as kept:
+        for number, line in enumerate(lines):
+            if number == count:
+                break
+            kept.write(line)
+    return out
+
+
+def per_record(src: Path, files: dict[int, tuple[Path, ...]], code: str, *extra: str) -> int:
+    counts = {n: instructions(src, code, *map(str, paths), *extra) for n, paths in files.items()}
+    records = (LARGE - SMALL) * len(files[SMALL])
+    return round((counts[LARGE] - counts[SMALL]) / records)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, action="append", default=[])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    sources = [ROOT / "src", *args.src]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for kind in ("liger", "harness", "example"):
+            whole = store_ingest.make_file(kind, LARGE, work)
+            files = {n: (head(whole, n, work / f"{kind}-{n}.jsonl"),) for n in (SMALL, LARGE)}
+            for mode, what in (("quick", "check_documents(quick=True)"), ("full", "validate")):
+                for src in sources:
+                    rows.append(
+                        {
+                            "records": f"{kind} (store_ingest.py)",
+                            "what": what,
+                            "src": str(src),
+                            "instructions_per_record": per_record(src, files, _CHECK, mode),
+                        }
+                    )
+                    print(json.dumps(rows[-1]), file=sys.stderr)
+        for kind in ("harness", "liger"):
+            base, new = compare_throughput.make_files(work, kind, LARGE)
+            files = {
+                n: tuple(head(p, n, work / f"cmp-{kind}-{p.stem}-{n}.jsonl") for p in (base, new))
+                for n in (SMALL, LARGE)
+            }
+            for src in sources:
+                rows.append(
+                    {
+                        "records": f"{kind} (compare_throughput.py)",
+                        "what": "kernelindex compare BASE NEW",
+                        "src": str(src),
+                        "instructions_per_record": per_record(src, files, _COMPARE),
+                    }
+                )
+                print(json.dumps(rows[-1]), file=sys.stderr)
+    report = {
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "tool": "valgrind --tool=cachegrind --cache-sim=no (I refs)",
+        "records": [SMALL, LARGE],
+        "rows": rows,
+    }
+    text = json.dumps(report, indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text, "utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -38,13 +38,8 @@ _OBJECT_COLUMNS: Final = {
     "protocol": ("digest", "name", "spec"),
     "environment": ("digest", "name", "hardware", "spec"),
 }
-_RUN_COLUMNS: Final = (
-    *_extract.RUN_COLUMNS,
-    "record_text",
-    "record_form",
-    "source",
-    "ingested_at",
-)
+_RUN_COLUMNS: Final = (*_extract.RUN_COLUMNS, "source", "ingested_at")
+_TEXT_COLUMNS: Final = ("seq", "record_text", "record_form")
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -292,15 +287,19 @@ class _FileIngest:
         for record, run in runs:
             columns = _extract.run_columns(run)
             by_name[columns[0]] = record
-            rows.append((*columns, record.text, record.form, record.document.label, now))
-        inserted = self.backend.insert_new("runs", "name", _RUN_COLUMNS, rows, numbered=True)
+            rows.append((*columns, record.document.label, now))
+        inserted = self.backend.insert_runs(_RUN_COLUMNS, rows)
         self.added += len(inserted)
+        self.backend.insert_all(
+            "run_texts",
+            _TEXT_COLUMNS,
+            [(seq, by_name[name].text, by_name[name].form) for name, seq in inserted.items()],
+        )
         others = [name for name in by_name if name not in inserted]
-        stored = self.backend.fetch("runs", "name", others, ("record_text", "source"))
+        stored = self.backend.stored_runs(others)
         for name in others:
-            record = by_name[name]
             text, source = stored[name]
-            self._compare(record, name, text, source)
+            self._compare(by_name[name], name, text, source)
 
     def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
         if text == record.text:

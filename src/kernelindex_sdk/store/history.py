@@ -17,6 +17,7 @@ locates a step to about a point, the records say exactly where the code moved.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -42,6 +43,10 @@ __all__ = [
     "history_as_json",
     "render_history",
 ]
+
+_MEDIAN: Final = operator.attrgetter("median_ns")
+_P20: Final = operator.attrgetter("p20_ns")
+_P80: Final = operator.attrgetter("p80_ns")
 
 #: The formats of :func:`render_history`.
 FORMATS: Final = ("text", "markdown", "json")
@@ -170,7 +175,10 @@ def history(
         ArgumentError: for ``alpha`` outside (0, 1) or ``min_segment`` below 2, or
             ``rows`` that are not an iterable of :class:`RunRow`.
     """
-    rows = [instance(r, RunRow, f"rows[{i}]") for i, r in enumerate(records(rows, "rows"))]
+    rows = list(records(rows, "rows"))
+    if not all(map(isinstance, rows, itertools.repeat(RunRow))):
+        for i, r in enumerate(rows):
+            instance(r, RunRow, f"rows[{i}]")
     causes = _Causes(spec)
     out = []
     grouped = group_series(rows)
@@ -178,9 +186,9 @@ def history(
     for series in grouped:
         points = series.points
         found = find_change_points(
-            [p.median_ns for p in points],  # type: ignore[misc]
-            [p.p20_ns for p in points],
-            [p.p80_ns for p in points],
+            list(map(_MEDIAN, points)),
+            list(map(_P20, points)),
+            list(map(_P80, points)),
             alpha=alpha,
             min_segment=min_segment,
         )

@@ -72,12 +72,14 @@ class Backend:
         """
         raise NotImplementedError
 
-    def insert_runs(self, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, int]:
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
         """Insert the runs whose name (their first column) the store lacks, numbered
         (``seq``) in the order of ``rows``; as :meth:`insert_new`, never deadlocking.
 
         Returns:
-            The ``seq`` of each run inserted, by name.
+            Each row's ``seq``, in the rows' order; None for a run already stored.
         """
         raise NotImplementedError
 
@@ -293,22 +295,25 @@ class SQLiteBackend(Backend):
         found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
         return {row[0] for row in found}
 
-    def insert_runs(self, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, int]:
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
         if not rows:
-            return {}
-        # The write lock is held, so the numbers past the largest are this writer's; a run
-        # already stored leaves its number unused.
+            return []
+        # The write lock is held, and SQLite numbers a row without a rowid one past the
+        # largest: the runs inserted take first, first + 1, ... in the rows' order (a run
+        # already stored takes none), with no number built in Python for each.
         first = self._next_seq("runs")
-        marks = ", ".join("?" * (len(columns) + 1))
+        marks = ", ".join("?" * len(columns))
         inserted = self._executemany(
-            f"INSERT INTO runs (seq, {', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+            f"INSERT INTO runs ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
             " ON CONFLICT (name) DO NOTHING",
-            [(first + i, *row) for i, row in enumerate(rows)],
+            rows,
         )
         if inserted == len(rows):
-            return {row[0]: first + i for i, row in enumerate(rows)}
-        found = self.execute("SELECT name, seq FROM runs WHERE seq >= ?", (first,))
-        return dict(found)
+            return range(first, first + len(rows))
+        found = dict(self.execute("SELECT name, seq FROM runs WHERE seq >= ?", (first,)))
+        return [found.get(row[0]) for row in rows]
 
     def insert_all(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         if rows:

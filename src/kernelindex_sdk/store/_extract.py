@@ -188,11 +188,28 @@ RUN_COLUMNS: Final = (
     "environment_digest",
     "labels",
     "annotations",
+    "source",
+    "ingested_at",
+)
+
+# json's C encoder made once, compact, keys in their order: JSONEncoder.encode builds a
+# new one per call, which cost more than the encoding of a run's small labels.
+_C_ENCODER: Final = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE: Final = (
+    None
+    if _C_ENCODER is None
+    else _C_ENCODER(None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True)
 )
 
 
-def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
-    """The values of :data:`RUN_COLUMNS` for a run."""
+def _compact(value: dict[str, Any] | None) -> str:
+    if not value:
+        return "{}"
+    return _COMPACT(value) if _ENCODE is None else "".join(_ENCODE(value, 0))
+
+
+def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any, ...]:
+    """The values of :data:`RUN_COLUMNS` for a run that arrived from ``source``."""
     spec = run["spec"]
     metadata = run["metadata"]
     notes = metadata.get("annotations") or {}
@@ -211,6 +228,8 @@ def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        _COMPACT(metadata.get("labels") or {}),
-        _COMPACT(notes),
+        _compact(metadata.get("labels")),
+        _compact(notes),
+        source,
+        ingested_at,
     )

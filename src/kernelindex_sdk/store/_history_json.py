@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .._analysis.runs import without_collection
+from .series import SKIP_REASONS, skip_reason
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -119,10 +120,22 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
                     }
                     for r in h.series.failed
                 ],
+                "skipped": [_skipped_json(r) for r in h.series.skipped],
                 "changes": [_change_json(c) for c in h.changes],
             }
         )
     return {"series": series}
+
+
+def _skipped_json(row: RunRow) -> dict[str, Any]:
+    reason = skip_reason(row)
+    return {
+        "commit": row.commit,
+        "observedAt": row.observed_at,
+        "run": row.name,
+        "median": row.median_ns,
+        "reason": SKIP_REASONS[reason] if reason is not None else None,
+    }
 
 
 def _series_head(h: SeriesHistory) -> dict[str, Any]:
@@ -138,7 +151,11 @@ def history_json_text(found: Sequence[SeriesHistory]) -> str:
     for h in found:
         head = _series_head(h)
         del head["points"]
-        tail = {"failed": head.pop("failed"), "changes": head.pop("changes")}
+        tail = {
+            "failed": head.pop("failed"),
+            "skipped": head.pop("skipped"),
+            "changes": head.pop("changes"),
+        }
         points = _points_text(h.series.points)
         parts.append(
             json.dumps(head, ensure_ascii=False)[:-1]

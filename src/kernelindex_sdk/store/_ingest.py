@@ -38,7 +38,7 @@ _OBJECT_COLUMNS: Final = {
     "protocol": ("digest", "name", "spec"),
     "environment": ("digest", "name", "hardware", "spec"),
 }
-_RUN_COLUMNS: Final = (*_extract.RUN_COLUMNS, "source", "ingested_at")
+_RUN_COLUMNS: Final = _extract.RUN_COLUMNS
 _TEXT_COLUMNS: Final = ("seq", "record_text", "record_form")
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
@@ -120,7 +120,9 @@ def _file_objects(
     (``True == 1``); an object that holds either is compared as JSON.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], tuple[_Record, bool | None]] = {}
+    # Where each object was first met, and on its first repeat whether == can be trusted
+    # for it (no boolean, 0 or 1 inside) or else its canonical text.
+    first: dict[tuple[str, str], tuple[_Record, bool | None, str]] = {}
     problems = []
     for record in records:
         for kind, digest, spec, name in _extract.object_specs(record.value):
@@ -132,15 +134,18 @@ def _file_objects(
             if known is None:
                 objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
                 # Most objects are never met again: the first is walked on its first repeat.
-                first[kind, digest] = (record, None)
+                first[kind, digest] = (record, None, "")
                 continue
-            where, loose = first[kind, digest]
+            where, loose, text = first[kind, digest]
             if loose is None:
                 loose = _extract.has_bool_or_unit(known.spec)
-                first[kind, digest] = (where, loose)
+                text = _extract.canonical(known.spec) if loose else ""
+                first[kind, digest] = (where, loose, text)
             same = spec == known.spec
             if same and loose:
-                same = _extract.json_equal(known.spec, spec)
+                # Equal canonical texts are equal JSON (json's C encoder writes true, 1
+                # and 1.0 apart); texts that differ may still be (1 and 1.0): walked.
+                same = _extract.canonical(spec) == text or _extract.json_equal(known.spec, spec)
             if not same:
                 problems.append(
                     record.problem(
@@ -282,24 +287,27 @@ class _FileIngest:
         if not runs:
             return
         now = self.now
-        by_name = {}
-        rows = []
-        for record, run in runs:
-            columns = _extract.run_columns(run)
-            by_name[columns[0]] = record
-            rows.append((*columns, record.document.label, now))
-        inserted = self.backend.insert_runs(_RUN_COLUMNS, rows)
-        self.added += len(inserted)
-        self.backend.insert_all(
-            "run_texts",
-            _TEXT_COLUMNS,
-            [(seq, by_name[name].text, by_name[name].form) for name, seq in inserted.items()],
-        )
-        others = [name for name in by_name if name not in inserted]
-        stored = self.backend.stored_runs(others)
-        for name in others:
+        columns = _extract.run_columns
+        rows = [columns(run, record.document.label, now) for record, run in runs]
+        seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
+        texts = [
+            (seq, record.text, record.form)
+            for seq, (record, _) in zip(seqs, runs, strict=True)
+            if seq is not None
+        ]
+        self.added += len(texts)
+        self.backend.insert_all("run_texts", _TEXT_COLUMNS, texts)
+        if len(texts) == len(runs):
+            return
+        others = [
+            (row[0], record)
+            for seq, row, (record, _) in zip(seqs, rows, runs, strict=True)
+            if seq is None
+        ]
+        stored = self.backend.stored_runs([name for name, _ in others])
+        for name, record in others:
             text, source = stored[name]
-            self._compare(by_name[name], name, text, source)
+            self._compare(record, name, text, source)
 
     def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
         if text == record.text:

@@ -133,9 +133,11 @@ class PostgresBackend(Backend):
             return set()
         return {row[0] for row in self._copy_in(table, key, columns, rows, key)}
 
-    def insert_runs(self, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, int]:
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
         if not rows:
-            return {}
+            return []
         # Arrival numbers in the rows' order, though they go in in name order.
         numbers = [
             row[0]
@@ -146,8 +148,8 @@ class PostgresBackend(Backend):
         ]
         numbers.sort()
         numbered = [(*row, number) for row, number in zip(rows, numbers, strict=True)]
-        found = self._copy_in("runs", "name", (*columns, "seq"), numbered, "name, seq")
-        return dict(found)
+        found = dict(self._copy_in("runs", "name", (*columns, "seq"), numbered, "name, seq"))
+        return [found.get(row[0]) for row in rows]
 
     def insert_all(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         if not rows:

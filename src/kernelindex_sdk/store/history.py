@@ -23,13 +23,14 @@ from typing import Any, Final
 
 from .._analysis.runs import without_collection
 from .._base.arguments import instance, integer, records
+from .._base.display import printable
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
 from ._history_render import render_table
 from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import Series, SeriesKey, group_series, utc_instant
+from .series import SKIP_REASONS, Series, SeriesKey, group_series, skip_reason, utc_instant
 
 __all__ = [
     "CAUSES",
@@ -42,6 +43,7 @@ __all__ = [
     "history",
     "history_as_json",
     "render_history",
+    "skipped_notices",
 ]
 
 _MEDIAN: Final = operator.attrgetter("median_ns")
@@ -226,6 +228,23 @@ def _method_changes(
             differences = () if sa is None or sb is None else tuple(_diff("protocol", sa, sb))
             found[after.key] = MethodChange(a, differences)
     return found
+
+
+def skipped_notices(found: Iterable[SeriesHistory]) -> list[str]:
+    """One line per run left out of its series' points (no positive latency median),
+    naming the run, its series and why: what a command reports beside the history.
+
+    Args:
+        found: What :func:`history` returned.
+    """
+    lines = []
+    for h in found:
+        for row in h.series.skipped:
+            reason = SKIP_REASONS[skip_reason(row) or "no-median"]
+            # The series' names are record text: control characters escaped.
+            series = printable(f"{h.label} · {h.implementation} · {h.key.hardware}")
+            lines.append(f"run {row.name!r} left out of series {series}: {reason}")
+    return lines
 
 
 def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points: int = 10) -> str:

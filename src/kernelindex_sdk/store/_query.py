@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
@@ -93,7 +94,7 @@ def run_rows(
     """
     objects: dict[int, dict[str, tuple[Any, ...]]] = {}
     for table, at, columns in _OBJECT_COLUMNS:
-        digests = list({values[at] for values in result})
+        digests = list(set(map(operator.itemgetter(at), result)))
         objects[at] = fetch(table, "digest", digests, columns)
     works, implementations, environments = objects[3], objects[4], objects[6]
     # Runs of one series share their objects and mostly their labels: what they take

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import io
 import json
 import os
@@ -85,15 +86,23 @@ def timed(fn: Callable[[], Any], repeats: int) -> dict[str, float]:
     """Median wall and CPU seconds of ``fn`` over ``repeats`` calls, after a warm-up call.
 
     The CPU time is what the call costs; the wall time also holds the waits of a machine
-    shared with other work (the load average is recorded beside the figures).
+    shared with other work (the load average is recorded beside the figures). What this
+    script built before (the records' text, the rows the library figure reuses) is
+    frozen out of the garbage collector's passes, as a command's own process would not
+    hold it: otherwise each full pass of the collector during a call walks it too.
     """
-    fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
+    gc.collect()
+    gc.freeze()
+    try:
         fn()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
+        walls, cpus = [], []
+        for _ in range(repeats):
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            walls.append(time.perf_counter() - wall)
+            cpus.append(time.process_time() - cpu)
+    finally:
+        gc.unfreeze()
     return {
         "wall_s": round(statistics.median(walls), 4),
         "cpu_s": round(statistics.median(cpus), 4),

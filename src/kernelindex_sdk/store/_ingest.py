@@ -39,7 +39,6 @@ _OBJECT_COLUMNS: Final = {
     "environment": ("digest", "name", "hardware", "spec"),
 }
 _RUN_COLUMNS: Final = _extract.RUN_COLUMNS
-_TEXT_COLUMNS: Final = ("seq", "record_text", "record_form")
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -58,10 +57,19 @@ class _RefusedError(Exception):
 
 @attrs.define
 class _Record:
+    """A validated record going in: ``raw`` is its text as stored, as it was read (UTF-8
+    bytes, checked by the reader) or as written (str)."""
+
     document: Document
     value: dict[str, Any]
-    text: str
+    raw: str | bytes
     form: str
+
+    @property
+    def text(self) -> str:
+        """The record's text as str (decoded on demand: most records never need it)."""
+        raw = self.raw
+        return raw.decode("utf-8") if isinstance(raw, bytes) else raw
 
     def problem(self, pointer: str, message: str, code: str) -> FileProblem:
         return FileProblem(
@@ -78,15 +86,15 @@ def _now() -> str:
 def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
     document = result.document
     raw = document.text
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     value = result.value
     form = "line" if document.json_lines else "document"
     if given and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
         # annotated record, in the form it came in (a line, or an indented document).
-        end = "\n" if text.endswith("\n") else ""
-        text = dumps(value, indent=None if form == "line" else 2) + end
-    return _Record(document, value, text, form)
+        newline = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
+        end = "\n" if newline else ""
+        raw = dumps(value, indent=None if form == "line" else 2) + end
+    return _Record(document, value, raw, form)
 
 
 def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | None:
@@ -291,12 +299,12 @@ class _FileIngest:
         rows = [columns(run, record.document.label, now) for record, run in runs]
         seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
         texts = [
-            (seq, record.text, record.form)
+            (seq, record.raw, record.form)
             for seq, (record, _) in zip(seqs, runs, strict=True)
             if seq is not None
         ]
         self.added += len(texts)
-        self.backend.insert_all("run_texts", _TEXT_COLUMNS, texts)
+        self.backend.insert_texts(texts)
         if len(texts) == len(runs):
             return
         others = [

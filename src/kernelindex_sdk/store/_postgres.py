@@ -151,7 +151,19 @@ class PostgresBackend(Backend):
         found = dict(self._copy_in("runs", "name", (*columns, "seq"), numbered, "name, seq"))
         return [found.get(row[0]) for row in rows]
 
-    def insert_all(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
+        # COPY would write bytes as bytea: the text goes as str.
+        self._copy_rows(
+            "run_texts",
+            ("seq", "record_text", "record_form"),
+            [
+                (seq, text.decode("utf-8") if isinstance(text, bytes) else text, form)
+                for seq, text, form in rows
+            ],
+        )
+
+    def _copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """COPY rows no other writer can hold (keyed by numbers this one took)."""
         if not rows:
             return
         try:

@@ -108,3 +108,16 @@ def test_history_command_reports_a_zero_median_run(tmp_path: Path) -> None:
     # --changed drops the series (no change points) from the output, not the notice.
     assert main(["history", "--db", db, "--changed"], stdout=out, stderr=err) == 0
     assert "zero-median-run" in err.getvalue()
+
+
+def test_a_series_only_of_zero_medians_is_shown_with_its_runs_left_out() -> None:
+    rows = [row(i, None, median_ns=0, name=f"zero-{i}") for i in range(3)]
+    found = history(rows)
+    assert [len(h.series.points) for h in found] == [0]
+    [series] = json.loads(render_history(found, "json"))["series"]
+    assert (series["points"], [r["run"] for r in series["skipped"]]) == (
+        [],
+        ["zero-0", "zero-1", "zero-2"],
+    )
+    assert "0 point(s), 3 run(s) left out" in render_history(found, "text")
+    assert len(skipped_notices(found)) == 3

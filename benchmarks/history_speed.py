@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import io
 import json
 import os
@@ -81,22 +82,39 @@ def _with_tokens(base: dict[str, Any], tokens: int) -> dict[str, Any]:
     return doc
 
 
-def timed(fn: Callable[[], Any], repeats: int) -> dict[str, float]:
-    """Median wall and CPU seconds of ``fn`` over ``repeats`` calls, after a warm-up call.
+def timed_together(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, dict[str, float]]:
+    """Median wall and CPU seconds of each of ``fns`` over ``repeats`` rounds, after a
+    warm-up call of each.
 
-    The CPU time is what the call costs; the wall time also holds the waits of a machine
-    shared with other work (the load average is recorded beside the figures).
+    Each round calls every function once, in turn: on a machine shared with other work
+    a burst of the neighbours' load then falls on all of them alike, not on whichever
+    was being timed (the load average is recorded beside the figures). The CPU time is
+    what a call costs; the wall time also holds the waits. What this script built before
+    (the records' text, the rows the library figure reuses) is frozen out of the garbage
+    collector's passes, as a command's own process would not hold it: otherwise each
+    full pass of the collector during a call walks it too.
     """
-    fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
+    gc.collect()
+    gc.freeze()
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
+    try:
+        for fn in fns.values():
+            fn()
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                wall, cpu = time.perf_counter(), time.process_time()
+                fn()
+                walls[name].append(time.perf_counter() - wall)
+                cpus[name].append(time.process_time() - cpu)
+    finally:
+        gc.unfreeze()
     return {
-        "wall_s": round(statistics.median(walls), 4),
-        "cpu_s": round(statistics.median(cpus), 4),
+        name: {
+            "wall_s": round(statistics.median(walls[name]), 4),
+            "cpu_s": round(statistics.median(cpus[name]), 4),
+        }
+        for name in fns
     }
 
 
@@ -135,17 +153,20 @@ def one_long_series(tmp: Path, repeats: int) -> dict[str, Any]:
         found = history(rows, spec=store.spec)
         [series] = found
         assert [c.index for c in series.changes] == [5_000], series.changes
-        library = timed(lambda: render_history(history(rows, spec=store.spec), "json"), repeats)
-        with_store = timed(
-            lambda: render_history(history(store.rows(), spec=store.spec), "json"), repeats
+        figures = timed_together(
+            {
+                "library": lambda: render_history(history(rows, spec=store.spec), "json"),
+                "with_store": lambda: render_history(
+                    history(store.rows(), spec=store.spec), "json"
+                ),
+                "command": _quiet("history", "--db", db, "--format", "json"),
+            },
+            repeats,
         )
-    command = timed(_quiet("history", "--db", db, "--format", "json"), repeats)
     return {
         "points": len(rows),
         "changes_found": [c.index for c in series.changes],
-        "library": library,
-        "with_store": with_store,
-        "command": command,
+        **figures,
     }
 
 
@@ -186,18 +207,22 @@ def pr_check(tmp: Path, repeats: int) -> dict[str, Any]:
         result = check()
         assert len(result.pairs) == 1_000, (len(result.pairs), len(result.unpaired))
         regressions = len(result.regressions(5))
-        with_store = timed(check, repeats)
-    command = timed(
-        _quiet("compare", "--history", "main", str(new_path), "--db", db, "--format", "markdown"),
-        repeats,
-    )
+        figures = timed_together(
+            {
+                "with_store": check,
+                "command": _quiet(
+                    "compare", "--history", "main", str(new_path), "--db", db,
+                    "--format", "markdown",
+                ),
+            },
+            repeats,
+        )  # fmt: skip
     return {
         "branch_rows": len(lines),
         "new_records": len(new),
         "pairs": len(result.pairs),
         "regressions_over_5pct": regressions,
-        "with_store": with_store,
-        "command": command,
+        **figures,
     }
 
 

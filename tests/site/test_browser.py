@@ -206,11 +206,9 @@ def test_served_over_http_it_loads_without_errors(site: Path, open_page: Open) -
 
 def test_a_commit_measured_twice_keeps_both_points(tmp_path: Path, open_page: Open) -> None:
     """Runs of one commit in a line (the quick start run twice) are two points, not one."""
-    import attrs
-
     source = synthetic(commits=3, operations=("jsd",), dtypes=("fp32",), step_at=None)
     rows = source.rows()
-    again = [attrs.evolve(r, name=r.name + "-again", observed_at=r.observed_at[:-5] + "9.000Z")
+    again = [r._replace(name=r.name + "-again", observed_at=r.observed_at[:-5] + "9.000Z")
              for r in rows if r.commit == rows[-1].commit]  # fmt: skip
     out = tmp_path / "site"
     write_site(out, FakeSource([*rows, *again], source.workloads), find_steps=level_steps)

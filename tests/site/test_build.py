@@ -8,7 +8,6 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 from _fake import FakeSource, level_steps, synthetic, synthetic_commit
 
@@ -104,7 +103,7 @@ def test_line_is_the_main_branch_when_a_series_has_it(tmp_path: Path) -> None:
         providers=("triton",),
     )
     rows = source.rows()
-    branch_run = attrs.evolve(rows[-1], name="on-a-branch", branch="feature", median_ns=1)
+    branch_run = rows[-1]._replace(name="on-a-branch", branch="feature", median_ns=1)
     summary = write_site(
         tmp_path / "s",
         FakeSource([*rows, branch_run], source.workloads, source.texts),

@@ -101,3 +101,32 @@ def test_rebuilding_into_its_own_folder_works(db: str, tmp_path: Path) -> None:
     assert _run("site", str(out), "--db", db)[0] == 0
     assert _run("site", str(out), "--db", db)[0] == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d", "ki.sqlite3"]
+
+
+def test_a_run_without_a_positive_median_is_reported_and_counted(tmp_path: Path) -> None:
+    """A 0 ns median has no ratio to any other: the build says which run left the test."""
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    spec = record["run"]["spec"]
+    spec["timing"]["latencyNs"]["median"] = 0
+    for m in spec["measurements"]:
+        if m["metric"] == "latency":
+            m["value"] = 0
+    record["run"]["metadata"]["name"] = "zero-median-run"
+    records = tmp_path / "runs.jsonl"
+    records.write_text("\n".join([*lines, json.dumps(record)]) + "\n", encoding="utf-8")
+    path = str(tmp_path / "ki.sqlite3")
+    with open_store(path) as store:
+        assert store.ingest([records]).ok
+    out = tmp_path / "dash"
+    status, _, stderr = _run("site", str(out), "--db", path)
+    assert status == 0, stderr
+    assert stderr.count("left out of its series' change-point test") == 1
+    assert (
+        "kernelindex: run 'zero-median-run' (jsd forward · torch · NVIDIA H200) is left out"
+        " of its series' change-point test: a latency median of 0 ns, which no ratio can"
+        " compare\n"
+    ) in stderr
+    site = (out / "data" / "site.js").read_text()
+    assert json.loads(site[site.index(",") + 1 : -3])["counts"]["leftOut"] == 1
+    assert "without a positive median" in (out / "assets" / "app.js").read_text()

@@ -205,14 +205,22 @@ def test_failed_runs_only_zero_and_huge_medians_and_no_spread(tmp_path: Path) ->
     assert "0 point(s), 3 failed run(s)" in out
     ingest(db, tmp_path / "odd.jsonl", [zero, huge, bare])
     status, out, err = run("history", "--db", db, "--format", "json")
-    assert (status, err) == (0, "")
+    # The 0 ns run is no point (no ratio compares it), and is said so, not dropped.
+    assert status == 0
+    assert err.splitlines() == [
+        "kernelindex: run 'zero-median' left out of series jsd forward beta=0.5 dtype=fp32"
+        " inputGrad=False tokens=1024 vocab=128256 · torch-compile"
+        " (kernelindex_sdk.reference_kernels.jsd.reference:jsd_torch) · NVIDIA H200:"
+        " a latency median of 0 ns, which no ratio can compare"
+    ]
     [series] = json.loads(out)["series"]
     assert [p["run"] for p in series["points"]] == ["huge-median", "no-spread"]
     assert series["points"][1]["p20"] is None
     assert len(series["failed"]) == 3
+    assert [(r["run"], r["median"]) for r in series["skipped"]] == [("zero-median", 0)]
     status, out, _ = run("history", "--db", db)
     assert status == 0
-    assert "3 failed run(s)" in out
+    assert "3 failed run(s) (no timing; not in the points), 1 run(s) left out" in out
 
 
 def test_control_characters_are_escaped_in_text_and_markdown() -> None:

@@ -366,3 +366,18 @@ def test_a_digest_lie_across_batches_is_refused(store: Store, tmp_path: Path) ->
     report = store.ingest([lines(tmp_path / "a.jsonl", [*docs, lying])])
     assert [p.problem.code for p in report.problems] == ["digest-clash"]
     assert store.rows() == []
+
+
+def test_texts_stay_with_their_runs_when_stored_runs_are_interleaved(
+    store: Store, tmp_path: Path
+) -> None:
+    """A file whose stored runs are scattered among new ones: each new run gets its own
+    text (the numbers of the runs inserted are matched to them by name, not by place)."""
+    found = SWEEP.read_text(encoding="utf-8").splitlines()
+    some = tmp_path / "some.jsonl"
+    some.write_text("".join(line + "\n" for line in found[3::5]), encoding="utf-8")
+    assert store.ingest([some]).added == len(found[3::5])
+    report = store.ingest([SWEEP])
+    assert (report.added, report.identical) == (len(found) - len(found[3::5]), len(found[3::5]))
+    names = [json.loads(line)["run"]["metadata"]["name"] for line in found]
+    assert dict(store.records(names)) == dict(zip(names, found, strict=True))

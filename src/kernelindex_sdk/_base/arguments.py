@@ -79,10 +79,14 @@ def paths(value: Any, argument: str = "paths") -> list[str | Path]:
 
 
 def records(value: Any, argument: str = "records") -> Iterable[Any]:
-    """``value`` when it is an iterable of records (not one record, a str or a mapping)."""
+    """``value`` when it is an iterable of records (not one record, a str or a mapping).
+
+    A record is an attrs instance or a named tuple (a store's ``RunRow``).
+    """
     if (
         isinstance(value, (str, bytes, dict))
         or attrs.has(type(value))
+        or (isinstance(value, tuple) and hasattr(type(value), "_fields"))
         or not isinstance(value, Iterable)
     ):
         raise ArgumentError(

@@ -10,8 +10,8 @@ from .._base.numbers import MAX_TEXT, parse_integer
 from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
-from ..store.history import FORMATS, history, render_history
-from ._common import EXIT_OK, EXIT_USAGE, Streams, stdout_fd
+from ..store.history import FORMATS, history, render_history, skipped_notices
+from ._common import EXIT_OK, EXIT_USAGE, Streams, notice, stdout_fd
 from ._verdict import load, problems, verdict, write
 from .store import add_db, add_filters, filters_of
 
@@ -43,6 +43,9 @@ def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
     filters: dict[str, Any] = filters_of(args)
     with open_store(args.db, create=False) as store:
         found = history(store.rows(**filters), spec=store.spec)
+    say = notice(io)
+    for line in skipped_notices(found):
+        say(line)
     if args.changed:
         found = [h for h in found if h.changes]
     write(render_history(found, args.format, points=args.points), io)

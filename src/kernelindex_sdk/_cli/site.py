@@ -9,7 +9,7 @@ from .._base.display import display_path, printable
 from .._base.numbers import parse_decimal
 from ..errors import ArgumentError
 from ..site import build_site
-from ._common import EXIT_OK, Streams
+from ._common import EXIT_OK, Streams, notice
 from .store import add_db
 
 __all__ = ["register"]
@@ -39,6 +39,9 @@ def _cmd_site(args: argparse.Namespace, io: Streams) -> int:
         title=args.title,
         bandwidths=dict(args.bandwidth or ()),
     )
+    say = notice(io)
+    for line in summary.left_out:
+        say(line)
     page = Path(summary.out) / "index.html"
     print(
         f"kernelindex: wrote the dashboard of {summary.runs} runs in {summary.series} series"

@@ -22,7 +22,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,9 +30,12 @@ from typing import Any, Protocol
 import attrs
 
 from .._base.arguments import path, short_repr, text
+from .._base.display import printable
 from .._version import __version__
 from ..errors import ArgumentError, InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store
+from ..store.series import SKIP_REASONS, skip_reason
+from ..store.series import group_series as store_series
 from ._model import StepFinder, group_series, history_steps, regressions
 from ._pages import facets, health, refs, run_cells, series_entry, step_cells
 from ._payload import pack, write_script
@@ -74,6 +77,8 @@ class SiteSummary:
         regressions: Lines Health lists as slower now.
         files: Files written.
         landing_bytes: Bytes the landing page loads (page, assets, data/site.js).
+        left_out: One line per run shown but left out of its series' change-point test
+            (no positive latency median), naming it and why; the page counts them.
     """
 
     out: Path
@@ -82,6 +87,7 @@ class SiteSummary:
     regressions: int
     files: int
     landing_bytes: int
+    left_out: tuple[str, ...] = ()
 
 
 def _copy_static(out: Path) -> None:
@@ -171,6 +177,7 @@ def write_site(
     series = group_series(
         rows, main_branch=main_branch, workload=lambda d: source.spec("workload", d)
     )
+    left_out = _left_out(rows)
     finder = find_steps if find_steps is not None else history_steps(source.spec)
     steps = {s.id: list(finder(s.line_runs)) for s in series}
     entries = [series_entry(s, bandwidths) for s in series]
@@ -209,6 +216,7 @@ def write_site(
                 "regressions": len(regressions(series, steps)),
                 "commits": len(menu["commits"]),
                 "branches": len(menu["branches"]),
+                "leftOut": len(left_out),
             },
             "health": regressed,
             "facets": facets(rows, entries),
@@ -234,7 +242,23 @@ def write_site(
         regressions=len(regressions(series, steps)),
         files=files,
         landing_bytes=landing,
+        left_out=left_out,
     )
+
+
+def _left_out(rows: Sequence[RunRow]) -> tuple[str, ...]:
+    """A line for each run that did not fail yet has no positive latency median: the
+    store's series leave it out of the change-point test (its ratio to any other is
+    undefined), so the build says so rather than drop it silently."""
+    lines = []
+    for series in store_series(rows):
+        for row in series.skipped:
+            where = printable(f"{row.operation} {row.pass_} · {row.provider} · {row.hardware}")
+            reason = SKIP_REASONS[skip_reason(row) or "no-median"]
+            lines.append(
+                f"run {row.name!r} ({where}) is left out of its series' change-point test: {reason}"
+            )
+    return tuple(lines)
 
 
 def _bandwidth_table(table: Any) -> Mapping[str, float] | None:

@@ -55,8 +55,6 @@ class Backend:
         key: str,
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
-        *,
-        numbered: bool = False,
     ) -> set[str]:
         """Insert the rows whose ``key`` (their first column) the table lacks.
 
@@ -68,12 +66,45 @@ class Backend:
             key: Its unique column, the rows' first.
             columns: The columns the rows give, in order.
             rows: The rows, in the order of arrival.
-            numbered: The table has a ``seq`` column: number the rows in their order.
 
         Returns:
             The keys inserted (a key another writer inserted first is not among them).
         """
         raise NotImplementedError
+
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
+        """Insert the runs whose name (their first column) the store lacks, numbered
+        (``seq``) in the order of ``rows``; as :meth:`insert_new`, never deadlocking.
+
+        Returns:
+            Each row's ``seq``, in the rows' order; None for a run already stored.
+        """
+        raise NotImplementedError
+
+    def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
+        """Insert runs' ``(seq, record text, form)``; a text given as bytes is UTF-8
+        the reader checked."""
+        raise NotImplementedError
+
+    def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``(record_text, source)`` of each stored run among ``names``, by name."""
+        found: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(names), _CHUNK):
+            chunk = names[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            for name, text, source in self.execute(
+                "SELECT r.name, t.record_text, r.source FROM runs r"  # noqa: S608
+                f" JOIN run_texts t ON t.seq = r.seq WHERE r.name IN ({marks})",
+                chunk,
+            ):
+                found[name] = (text, source)
+        return found
+
+    def json_as_text(self, column: str) -> str:
+        """An expression giving a JSON column as JSON text."""
+        return column
 
     def json_value(self, stored: Any) -> Any:
         """A JSON column's value as Python (SQLite gives text, psycopg parsed jsonb)."""
@@ -153,8 +184,20 @@ class Backend:
                         source=self.url.shown,
                         reason=f"store layout version {version} cannot be migrated",
                     ) from None
-                for step in steps:
-                    step(self.execute)
+                try:
+                    for step in steps:
+                        step(self.execute, self.dialect)
+                except StoreLayoutError:
+                    raise
+                except StoreError as err:
+                    # The transaction rolls back: the store stays as it was.
+                    raise StoreLayoutError(
+                        source=self.url.shown,
+                        reason=(
+                            f"cannot migrate store layout version {version} to"
+                            f" {_layout.LAYOUT_VERSION} (the store is unchanged): {err.reason}"
+                        ),
+                    ) from err
                 self.execute(
                     "UPDATE kernelindex_layout SET value = ? WHERE key = 'layout_version'",
                     (str(_layout.LAYOUT_VERSION),),
@@ -220,33 +263,69 @@ class SQLiteBackend(Backend):
             raise
         self.execute("COMMIT")
 
+    def _next_seq(self, table: str) -> int:
+        ((last,),) = self.execute(f"SELECT coalesce(max(seq), 0) FROM {table}")  # noqa: S608
+        return int(last) + 1
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        try:
+            return self._db.executemany(sql, rows).rowcount
+        except sqlite3.Error as err:
+            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+
     def insert_new(
         self,
         table: str,
         key: str,
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
-        *,
-        numbered: bool = False,
     ) -> set[str]:
         if not rows:
             return set()
         # The write lock is held, so the rows with a rowid past the largest before the
-        # insert are this one's. Rows go in in their order, which the rowid (seq) keeps.
+        # insert are this one's.
         ((before,),) = self.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}")  # noqa: S608
         marks = ", ".join("?" * len(columns))
-        try:
-            cursor = self._db.executemany(
-                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
-                f" ON CONFLICT ({key}) DO NOTHING",
-                rows,
-            )
-        except sqlite3.Error as err:
-            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
-        if cursor.rowcount == len(rows):
+        inserted = self._executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+            f" ON CONFLICT ({key}) DO NOTHING",
+            rows,
+        )
+        if inserted == len(rows):
             return {row[0] for row in rows}
         found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
         return {row[0] for row in found}
+
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
+        if not rows:
+            return []
+        # The write lock is held, and SQLite numbers a row without a rowid one past the
+        # largest: the runs inserted take first, first + 1, ... in the rows' order (a run
+        # already stored takes none), with no number built in Python for each.
+        first = self._next_seq("runs")
+        marks = ", ".join("?" * len(columns))
+        inserted = self._executemany(
+            f"INSERT INTO runs ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
+            " ON CONFLICT (name) DO NOTHING",
+            rows,
+        )
+        if inserted == len(rows):
+            return range(first, first + len(rows))
+        found = dict(self.execute("SELECT name, seq FROM runs WHERE seq >= ?", (first,)))
+        return [found.get(row[0]) for row in rows]
+
+    def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
+        # A text read as UTF-8 bytes goes in as they are, cast to TEXT (SQLite reads the
+        # bytes as its UTF-8): decoding it to str, which sqlite3 encodes back to UTF-8,
+        # took a seventh of a Liger run's ingest.
+        if rows:
+            self._executemany(
+                "INSERT INTO run_texts (seq, record_text, record_form)"
+                " VALUES (?, CAST(? AS TEXT), ?)",
+                rows,
+            )
 
     def close(self) -> None:
         self._db.close()

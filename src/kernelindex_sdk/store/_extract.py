@@ -7,7 +7,7 @@ environment); nothing here re-validates.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import attrs
@@ -29,10 +29,26 @@ __all__ = [
 ]
 
 
-_CANONICAL: Final = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), sort_keys=True
-).encode
-_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+def _encoder(*, sort_keys: bool) -> Callable[[Any], str]:
+    """Compact JSON text, as ``json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+    sort_keys=...).encode`` writes it, through json's C encoder made once: ``encode``
+    builds a new one per call, which cost more than encoding a run's labels."""
+    python = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover (CPython has it)
+        return python.encode
+    encode = make(
+        None, None, json.encoder.encode_basestring, None, ":", ",", sort_keys, False, True
+    )
+
+    def text(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return text
+
+
+_CANONICAL: Final = _encoder(sort_keys=True)
+_COMPACT: Final = _encoder(sort_keys=False)
 
 
 def canonical(value: Any) -> str:
@@ -141,6 +157,9 @@ def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
         yield object_row(*found)
 
 
+_EMPTY: Final[dict[str, Any]] = {}
+
+
 def _ns(value: Any, unit: str) -> int | None:
     factor = _NS_PER.get(unit)
     return None if factor is None or value is None else round(value * factor)
@@ -150,7 +169,7 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     """Median, p20 and p80 in ns: from ``timing.latencyNs``, else from the first latency
     measurement of that statistic in a time unit."""
     timing = spec.get("timing")
-    latency = (timing.get("latencyNs") if timing else None) or {}
+    latency = (timing.get("latencyNs") if timing else None) or _EMPTY
     median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
     if median is None or p20 is None or p80 is None:
         # Most records carry the median in timing and the quantiles as measurements.
@@ -158,10 +177,12 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
             if m.get("metric") != "latency":
                 continue
             statistic = m.get("statistic")
-            if statistic == "p20" and p20 is None:
-                p20 = _ns(m.get("value"), m.get("unit", ""))
-            elif statistic == "p80" and p80 is None:
-                p80 = _ns(m.get("value"), m.get("unit", ""))
+            if statistic == "p20":
+                if p20 is None:
+                    p20 = _ns(m.get("value"), m.get("unit", ""))
+            elif statistic == "p80":
+                if p80 is None:
+                    p80 = _ns(m.get("value"), m.get("unit", ""))
             elif statistic == "median" and median is None:
                 median = _ns(m.get("value"), m.get("unit", ""))
     return (
@@ -188,11 +209,17 @@ RUN_COLUMNS: Final = (
     "environment_digest",
     "labels",
     "annotations",
+    "source",
+    "ingested_at",
 )
 
 
-def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
-    """The values of :data:`RUN_COLUMNS` for a run."""
+def _compact(value: dict[str, Any] | None) -> str:
+    return "{}" if not value else _COMPACT(value)
+
+
+def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any, ...]:
+    """The values of :data:`RUN_COLUMNS` for a run that arrived from ``source``."""
     spec = run["spec"]
     metadata = run["metadata"]
     notes = metadata.get("annotations") or {}
@@ -211,6 +238,8 @@ def run_columns(run: dict[str, Any]) -> tuple[Any, ...]:
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        _COMPACT(metadata.get("labels") or {}),
-        _COMPACT(notes),
+        _compact(metadata.get("labels")),
+        _compact(notes),
+        source,
+        ingested_at,
     )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .._analysis.runs import without_collection
+from .series import SKIP_REASONS, skip_reason
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -23,23 +24,27 @@ __all__ = ["history_as_json", "history_json_text"]
 _STRING: Final = json.encoder.encode_basestring
 
 
-def _text(value: str | None) -> str:
-    return "null" if value is None else _STRING(value)
+def _points_text(rows: Sequence[RunRow]) -> str:
+    """The points' JSON objects, comma-separated: one loop, no call per field."""
+    string = _STRING
+    parts = []
+    for row in rows:
+        commit, branch, when = row.commit, row.branch, row.commit_time
+        median, p20, p80 = row.median_ns, row.p20_ns, row.p80_ns
+        parts.append(
+            f'{{"commit": {"null" if commit is None else string(commit)},'
+            f' "branch": {"null" if branch is None else string(branch)},'
+            f' "commitTime": {"null" if when is None else string(when)},'
+            f' "observedAt": {string(row.observed_at)}, "run": {string(row.name)},'
+            f' "median": {median if type(median) is int else _number(median)},'
+            f' "p20": {p20 if type(p20) is int else _number(p20)},'
+            f' "p80": {p80 if type(p80) is int else _number(p80)}}}'
+        )
+    return ", ".join(parts)
 
 
 def _number(value: float | None) -> str:
-    if value is None:
-        return "null"
-    return str(value) if type(value) is int else json.dumps(value)
-
-
-def _point_text(row: RunRow) -> str:
-    return (
-        f'{{"commit": {_text(row.commit)}, "branch": {_text(row.branch)},'
-        f' "commitTime": {_text(row.commit_time)}, "observedAt": {_text(row.observed_at)},'
-        f' "run": {_text(row.name)}, "median": {_number(row.median_ns)},'
-        f' "p20": {_number(row.p20_ns)}, "p80": {_number(row.p80_ns)}}}'
-    )
+    return "null" if value is None else json.dumps(value)
 
 
 def _point_json(row: RunRow) -> dict[str, Any]:
@@ -115,10 +120,22 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
                     }
                     for r in h.series.failed
                 ],
+                "skipped": [_skipped_json(r) for r in h.series.skipped],
                 "changes": [_change_json(c) for c in h.changes],
             }
         )
     return {"series": series}
+
+
+def _skipped_json(row: RunRow) -> dict[str, Any]:
+    reason = skip_reason(row)
+    return {
+        "commit": row.commit,
+        "observedAt": row.observed_at,
+        "run": row.name,
+        "median": row.median_ns,
+        "reason": SKIP_REASONS[reason] if reason is not None else None,
+    }
 
 
 def _series_head(h: SeriesHistory) -> dict[str, Any]:
@@ -134,8 +151,12 @@ def history_json_text(found: Sequence[SeriesHistory]) -> str:
     for h in found:
         head = _series_head(h)
         del head["points"]
-        tail = {"failed": head.pop("failed"), "changes": head.pop("changes")}
-        points = ", ".join(_point_text(p) for p in h.series.points)
+        tail = {
+            "failed": head.pop("failed"),
+            "skipped": head.pop("skipped"),
+            "changes": head.pop("changes"),
+        }
+        points = _points_text(h.series.points)
         parts.append(
             json.dumps(head, ensure_ascii=False)[:-1]
             + f', "points": [{points}], '

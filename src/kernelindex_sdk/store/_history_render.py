@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._analysis.tables import markdown_table, quantity, spread, text_table
 from .._base.display import markdown_text, printable
+from .series import SKIP_REASONS, skip_reason
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -15,6 +16,7 @@ __all__ = ["render_table"]
 
 _CHANGE_HEADER = ("at", "commit", "ratio", "direction", "cause", "what changed", "test")
 _POINT_HEADER = ("#", "commit", "observedAt", "median (p20-p80)", "run")
+_SKIPPED_HEADER = ("left out", "observedAt", "median", "run", "why")
 
 
 def _commit(commit: str | None, text: Callable[[str], str]) -> str:
@@ -81,6 +83,8 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
         count = f"{len(series.points)} point(s)"
         if series.failed:
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
+        if series.skipped:
+            count += f", {len(series.skipped)} run(s) left out (no positive median; below)"
         if not h.tested and len(series.points) > 1:
             count += ", too short to test: compare's rule between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
@@ -111,4 +115,21 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
         ]
         if rows:
             out += [table(_POINT_HEADER, rows), ""]
+        if series.skipped:
+            out += [
+                table(
+                    _SKIPPED_HEADER,
+                    [
+                        [
+                            _commit(r.commit, text),
+                            r.observed_at,
+                            "-" if r.median_ns is None else f"{r.median_ns} ns",
+                            f"`{printable(r.name)}`" if markdown else printable(r.name),
+                            SKIP_REASONS[skip_reason(r) or "no-median"],
+                        ]
+                        for r in series.skipped
+                    ],
+                ),
+                "",
+            ]
     return "\n".join(out).rstrip("\n") + "\n"

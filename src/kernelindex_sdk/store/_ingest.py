@@ -38,13 +38,7 @@ _OBJECT_COLUMNS: Final = {
     "protocol": ("digest", "name", "spec"),
     "environment": ("digest", "name", "hardware", "spec"),
 }
-_RUN_COLUMNS: Final = (
-    *_extract.RUN_COLUMNS,
-    "record_text",
-    "record_form",
-    "source",
-    "ingested_at",
-)
+_RUN_COLUMNS: Final = _extract.RUN_COLUMNS
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -63,10 +57,19 @@ class _RefusedError(Exception):
 
 @attrs.define
 class _Record:
+    """A validated record going in: ``raw`` is its text as stored, as it was read (UTF-8
+    bytes, checked by the reader) or as written (str)."""
+
     document: Document
     value: dict[str, Any]
-    text: str
+    raw: str | bytes
     form: str
+
+    @property
+    def text(self) -> str:
+        """The record's text as str (decoded on demand: most records never need it)."""
+        raw = self.raw
+        return raw.decode("utf-8") if isinstance(raw, bytes) else raw
 
     def problem(self, pointer: str, message: str, code: str) -> FileProblem:
         return FileProblem(
@@ -83,15 +86,15 @@ def _now() -> str:
 def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
     document = result.document
     raw = document.text
-    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     value = result.value
     form = "line" if document.json_lines else "document"
     if given and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
         # annotated record, in the form it came in (a line, or an indented document).
-        end = "\n" if text.endswith("\n") else ""
-        text = dumps(value, indent=None if form == "line" else 2) + end
-    return _Record(document, value, text, form)
+        newline = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
+        end = "\n" if newline else ""
+        raw = dumps(value, indent=None if form == "line" else 2) + end
+    return _Record(document, value, raw, form)
 
 
 def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | None:
@@ -125,7 +128,9 @@ def _file_objects(
     (``True == 1``); an object that holds either is compared as JSON.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    first: dict[tuple[str, str], tuple[_Record, bool | None]] = {}
+    # Where each object was first met, and on its first repeat whether == can be trusted
+    # for it (no boolean, 0 or 1 inside) or else its canonical text.
+    first: dict[tuple[str, str], tuple[_Record, bool | None, str]] = {}
     problems = []
     for record in records:
         for kind, digest, spec, name in _extract.object_specs(record.value):
@@ -137,15 +142,18 @@ def _file_objects(
             if known is None:
                 objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
                 # Most objects are never met again: the first is walked on its first repeat.
-                first[kind, digest] = (record, None)
+                first[kind, digest] = (record, None, "")
                 continue
-            where, loose = first[kind, digest]
+            where, loose, text = first[kind, digest]
             if loose is None:
                 loose = _extract.has_bool_or_unit(known.spec)
-                first[kind, digest] = (where, loose)
+                text = _extract.canonical(known.spec) if loose else ""
+                first[kind, digest] = (where, loose, text)
             same = spec == known.spec
             if same and loose:
-                same = _extract.json_equal(known.spec, spec)
+                # Equal canonical texts are equal JSON (json's C encoder writes true, 1
+                # and 1.0 apart); texts that differ may still be (1 and 1.0): walked.
+                same = _extract.canonical(spec) == text or _extract.json_equal(known.spec, spec)
             if not same:
                 problems.append(
                     record.problem(
@@ -287,18 +295,25 @@ class _FileIngest:
         if not runs:
             return
         now = self.now
-        by_name = {}
-        rows = []
-        for record, run in runs:
-            columns = _extract.run_columns(run)
-            by_name[columns[0]] = record
-            rows.append((*columns, record.text, record.form, record.document.label, now))
-        inserted = self.backend.insert_new("runs", "name", _RUN_COLUMNS, rows, numbered=True)
-        self.added += len(inserted)
-        others = [name for name in by_name if name not in inserted]
-        stored = self.backend.fetch("runs", "name", others, ("record_text", "source"))
-        for name in others:
-            record = by_name[name]
+        columns = _extract.run_columns
+        rows = [columns(run, record.document.label, now) for record, run in runs]
+        seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
+        texts = [
+            (seq, record.raw, record.form)
+            for seq, (record, _) in zip(seqs, runs, strict=True)
+            if seq is not None
+        ]
+        self.added += len(texts)
+        self.backend.insert_texts(texts)
+        if len(texts) == len(runs):
+            return
+        others = [
+            (row[0], record)
+            for seq, row, (record, _) in zip(seqs, rows, runs, strict=True)
+            if seq is None
+        ]
+        stored = self.backend.stored_runs([name for name, _ in others])
+        for name, record in others:
             text, source = stored[name]
             self._compare(record, name, text, source)
 

@@ -73,6 +73,9 @@ class PostgresBackend(Backend):
             self._staged.clear()
             raise
 
+    def json_as_text(self, column: str) -> str:
+        return f"{column}::text"
+
     def _lock_layout(self) -> None:
         self.execute(f"SELECT pg_advisory_xact_lock({_LAYOUT_LOCK})")
 
@@ -95,29 +98,14 @@ class PostgresBackend(Backend):
             self._staged.add(staging)
         return staging
 
-    def insert_new(
+    def _copy_in(
         self,
         table: str,
         key: str,
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
-        *,
-        numbered: bool = False,
-    ) -> set[str]:
-        if not rows:
-            return set()
-        if numbered:
-            # Arrival numbers in the rows' order, though they go in in key order.
-            numbers = [
-                row[0]
-                for row in self.execute(
-                    "SELECT nextval('kernelindex_arrival') FROM generate_series(1, ?)",
-                    (len(rows),),
-                )
-            ]
-            numbers.sort()
-            columns = (*columns, "seq")
-            rows = [(*row, number) for row, number in zip(rows, numbers, strict=True)]
+        returning: str,
+    ) -> list[tuple[Any, ...]]:
         names = ", ".join(columns)
         staging = self._stage(table, columns)
         try:
@@ -128,9 +116,63 @@ class PostgresBackend(Backend):
                         copy.write_row(row)
                 cursor.execute(
                     f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging}"  # noqa: S608
-                    f" ORDER BY {key} ON CONFLICT ({key}) DO NOTHING RETURNING {key}"
+                    f" ORDER BY {key} ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
                 )
-                return {row[0] for row in cursor.fetchall()}
+                return cursor.fetchall()
+        except psycopg.Error as err:
+            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+
+    def insert_new(
+        self,
+        table: str,
+        key: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> set[str]:
+        if not rows:
+            return set()
+        return {row[0] for row in self._copy_in(table, key, columns, rows, key)}
+
+    def insert_runs(
+        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> Sequence[int | None]:
+        if not rows:
+            return []
+        # Arrival numbers in the rows' order, though they go in in name order.
+        numbers = [
+            row[0]
+            for row in self.execute(
+                "SELECT nextval('kernelindex_arrival') FROM generate_series(1, ?)",
+                (len(rows),),
+            )
+        ]
+        numbers.sort()
+        numbered = [(*row, number) for row, number in zip(rows, numbers, strict=True)]
+        found = dict(self._copy_in("runs", "name", (*columns, "seq"), numbered, "name, seq"))
+        return [found.get(row[0]) for row in rows]
+
+    def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
+        # COPY would write bytes as bytea: the text goes as str.
+        self._copy_rows(
+            "run_texts",
+            ("seq", "record_text", "record_form"),
+            [
+                (seq, text.decode("utf-8") if isinstance(text, bytes) else text, form)
+                for seq, text, form in rows
+            ],
+        )
+
+    def _copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """COPY rows no other writer can hold (keyed by numbers this one took)."""
+        if not rows:
+            return
+        try:
+            with (
+                self._db.cursor() as cursor,
+                cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
+            ):
+                for row in rows:
+                    copy.write_row(row)
         except psycopg.Error as err:
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
 

@@ -8,15 +8,22 @@ compares) without parsing a record.
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import attrs
+from types import MappingProxyType
+from typing import Final, NamedTuple
 
 __all__ = ["RunRow"]
 
+# The labels of a run without any: one shared, read-only empty mapping.
+_NO_LABELS: Final[Mapping[str, str]] = MappingProxyType({})
 
-@attrs.frozen(kw_only=True)
-class RunRow:
+
+class RunRow(NamedTuple):
     """A stored run's columns.
+
+    A named tuple: a history reads 10,000 of them at once, and a tuple is built in C
+    from the query's row (an attrs class with 19 fields took 2 to 3 us per run in
+    Python, as long as the rest of the query). Build one by keyword (the fields'
+    order is not part of the contract); ``row._replace(...)`` gives a changed copy.
 
     Attributes:
         name: ``metadata.name`` of the run (unique in a store).
@@ -43,22 +50,22 @@ class RunRow:
     name: str
     status: str
     observed_at: str
+    workload_digest: str
+    implementation_digest: str
+    protocol_digest: str
+    environment_digest: str
     commit: str | None = None
     branch: str | None = None
     commit_time: str | None = None
     median_ns: int | None = None
     p20_ns: int | None = None
     p80_ns: int | None = None
-    workload_digest: str
-    implementation_digest: str
-    protocol_digest: str
-    environment_digest: str
     operation: str | None = None
     pass_: str | None = None
     provider: str | None = None
     entry_point: str | None = None
     hardware: str | None = None
-    labels: Mapping[str, str] = attrs.field(factory=dict)
+    labels: Mapping[str, str] = _NO_LABELS
 
     @property
     def order_key(self) -> str:

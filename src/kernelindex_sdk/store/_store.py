@@ -12,6 +12,7 @@ from typing import IO, Any
 import attrs
 
 from .. import provenance
+from .._analysis.runs import without_collection
 from .._base.arguments import instance, optional_text, path, path_or_fd, text, texts
 from .._base.files import replace_file
 from ..documents import check_json_lines_target
@@ -21,7 +22,7 @@ from ._connect import connect
 from ._export import export_line, refuse_store_file
 from ._ingest import ingest_paths
 from ._layout import OBJECT_TABLES
-from ._query import CHUNK, JOINS, ROW_COLUMNS, chunks, run_row, where
+from ._query import CHUNK, ROW_COLUMNS, chunks, run_rows, where
 from ._report import IngestReport
 from ._rows import RunRow
 from ._url import MEMORY, StoreURL, parse_url
@@ -43,6 +44,11 @@ class NotInStoreError(KernelIndexError, KeyError):
 
     def __str__(self) -> str:
         return f"{self.store}: no run named {self.name!r}"
+
+
+def _order(row: RunRow) -> tuple[str, str]:
+    """Runs' order: commit time, else observedAt (``RunRow.order_key``), then name."""
+    return (row.observed_at if row.commit_time is None else row.commit_time, row.name)
 
 
 class Store:
@@ -116,6 +122,9 @@ class Store:
             on_notice=on_notice,
         )
 
+    # 10,000 runs are 10,000 new tuples: the collector's passes over them (they hold no
+    # cycles) took as long as reading them.
+    @without_collection
     def rows(
         self,
         *,
@@ -160,15 +169,16 @@ class Store:
         }
         wanted = None if names is None else list(dict.fromkeys(texts(names, "names")))
         found: list[RunRow] = []
-        labels_seen: dict[str, Mapping[str, str]] = {}
+        columns = ", ".join(ROW_COLUMNS).replace("r.labels", self._backend.json_as_text("r.labels"))
         for chunk in chunks(wanted):
             clause, params = where(filters, chunk)
-            sql = f"SELECT {', '.join(ROW_COLUMNS)}{JOINS}{clause}"
-            found.extend(
-                run_row(values, labels_seen) for values in self._backend.execute(sql, params)
-            )
-        # Sorted here, not by SQL: PostgreSQL's text order follows the locale.
-        found.sort(key=lambda row: (row.order_key, row.name))
+            # The clause holds placeholders only; its columns are constants.
+            sql = f"SELECT {columns} FROM runs r{clause}"  # noqa: S608
+            result = self._backend.execute(sql, params)
+            found.extend(run_rows(result, self._backend.fetch))
+        # Sorted here (PostgreSQL's text order follows the locale; SQLite's sorter took
+        # half as long again as this).
+        found.sort(key=_order)
         return found
 
     def spec(self, kind: str, digest: str) -> Mapping[str, Any] | None:
@@ -214,7 +224,7 @@ class Store:
         wanted = texts(names, "names")
         for start in range(0, len(wanted), CHUNK):
             chunk = wanted[start : start + CHUNK]
-            stored = self._backend.fetch("runs", "name", chunk, ("record_text",))
+            stored = self._backend.stored_runs(chunk)
             for name in chunk:
                 if name not in stored:
                     raise NotInStoreError(store=self.url.shown, name=name)
@@ -240,7 +250,8 @@ class Store:
             clause, params = where(filters, chunk)
             found.extend(
                 self._backend.execute(
-                    f"SELECT r.seq, r.record_text, r.record_form{JOINS}{clause}",
+                    "SELECT r.seq, t.record_text, t.record_form FROM runs r"  # noqa: S608
+                    f" JOIN run_texts t ON t.seq = r.seq{clause}",
                     params,
                 )
             )

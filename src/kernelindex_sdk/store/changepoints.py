@@ -378,7 +378,7 @@ def find_change_points(
         values = np.asarray(medians, dtype=float)
         clean = bool(np.isfinite(values).all() and (values > 0).all()) and values.ndim == 1
         # True is 1.0 to numpy, not a timing.
-        clean = clean and not any(type(m) is bool for m in medians)
+        clean = clean and bool not in set(map(type, medians))
     except (TypeError, ValueError):
         clean = False
     if not clean:
@@ -396,8 +396,9 @@ def find_change_points(
         return _short_series(medians, p20, p80)
     lows = highs = None
     if p20 is not None and p80 is not None:
-        lows = np.array([np.nan if v is None else v for v in p20], dtype=float)
-        highs = np.array([np.nan if v is None else v for v in p80], dtype=float)
+        # numpy reads None as NaN (unknown) for a float array.
+        lows = np.array(p20, dtype=float)
+        highs = np.array(p80, dtype=float)
     logs = np.log(values)
     weights = _weights(np, lows, highs, n) * _robust_weights(np, logs)
     segmenter = _Segmenter(np, logs, np.maximum(weights, _MIN_WEIGHT), alpha, min_segment)

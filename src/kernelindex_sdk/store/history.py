@@ -17,18 +17,20 @@ locates a step to about a point, the records say exactly where the code moved.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from .._analysis.runs import without_collection
 from .._base.arguments import instance, integer, records
+from .._base.display import printable
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
 from ._history_render import render_table
 from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import Series, SeriesKey, group_series, utc_instant
+from .series import SKIP_REASONS, Series, SeriesKey, group_series, skip_reason, utc_instant
 
 __all__ = [
     "CAUSES",
@@ -41,7 +43,12 @@ __all__ = [
     "history",
     "history_as_json",
     "render_history",
+    "skipped_notices",
 ]
+
+_MEDIAN: Final = operator.attrgetter("median_ns")
+_P20: Final = operator.attrgetter("p20_ns")
+_P80: Final = operator.attrgetter("p80_ns")
 
 #: The formats of :func:`render_history`.
 FORMATS: Final = ("text", "markdown", "json")
@@ -170,7 +177,10 @@ def history(
         ArgumentError: for ``alpha`` outside (0, 1) or ``min_segment`` below 2, or
             ``rows`` that are not an iterable of :class:`RunRow`.
     """
-    rows = [instance(r, RunRow, f"rows[{i}]") for i, r in enumerate(records(rows, "rows"))]
+    rows = list(records(rows, "rows"))
+    if not all(map(isinstance, rows, itertools.repeat(RunRow))):
+        for i, r in enumerate(rows):
+            instance(r, RunRow, f"rows[{i}]")
     causes = _Causes(spec)
     out = []
     grouped = group_series(rows)
@@ -178,9 +188,9 @@ def history(
     for series in grouped:
         points = series.points
         found = find_change_points(
-            [p.median_ns for p in points],  # type: ignore[misc]
-            [p.p20_ns for p in points],
-            [p.p80_ns for p in points],
+            list(map(_MEDIAN, points)),
+            list(map(_P20, points)),
+            list(map(_P80, points)),
             alpha=alpha,
             min_segment=min_segment,
         )
@@ -218,6 +228,23 @@ def _method_changes(
             differences = () if sa is None or sb is None else tuple(_diff("protocol", sa, sb))
             found[after.key] = MethodChange(a, differences)
     return found
+
+
+def skipped_notices(found: Iterable[SeriesHistory]) -> list[str]:
+    """One line per run left out of its series' points (no positive latency median),
+    naming the run, its series and why: what a command reports beside the history.
+
+    Args:
+        found: What :func:`history` returned.
+    """
+    lines = []
+    for h in found:
+        for row in h.series.skipped:
+            reason = SKIP_REASONS[skip_reason(row) or "no-median"]
+            # The series' names are record text: control characters escaped.
+            series = printable(f"{h.label} · {h.implementation} · {h.key.hardware}")
+            lines.append(f"run {row.name!r} left out of series {series}: {reason}")
+    return lines
 
 
 def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points: int = 10) -> str:

@@ -14,19 +14,25 @@ columns (:class:`RunRow`): no record text is parsed.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
 from .._analysis.runs import without_collection
 from ._rows import RunRow
 
-__all__ = ["Series", "SeriesKey", "group_series", "series_key", "utc_instant"]
+__all__ = [
+    "SKIP_REASONS",
+    "Series",
+    "SeriesKey",
+    "group_series",
+    "series_key",
+    "skip_reason",
+    "utc_instant",
+]
 
-#: Sort entries (when, observedAt, name, row) on all but the row.
-_ORDER: Final = operator.itemgetter(0, 1, 2)
 # observedAt's published form: 24 characters, UTC, milliseconds ("...T17:14:29.123Z").
 _OBSERVED_LENGTH: Final = 24
 
@@ -63,6 +69,28 @@ def series_key(row: RunRow) -> SeriesKey:
     )
 
 
+#: Why a run of a series is not one of its points (:attr:`Series.skipped`).
+SKIP_REASONS: Final = {
+    "no-median": "no latency median recorded",
+    "zero-median": "a latency median of 0 ns, which no ratio can compare",
+    "negative-median": "a negative latency median",
+}
+
+
+def skip_reason(row: RunRow) -> str | None:
+    """Why ``row`` (a run that did not fail) cannot be a point, or None when it can.
+
+    Returns:
+        A key of :data:`SKIP_REASONS`, or None.
+    """
+    median = row.median_ns
+    if median is None:
+        return "no-median"
+    if median > 0:
+        return None
+    return "zero-median" if median == 0 else "negative-median"
+
+
 @attrs.frozen
 class Series:
     """The runs of one series.
@@ -72,16 +100,21 @@ class Series:
         points: The runs with a latency median (not failed), oldest first.
         failed: Runs that failed, oldest first: they carry no timing, so they are
             listed beside the points and never enter change-point detection.
+        skipped: Runs that did not fail but cannot be points (no latency median, or one
+            of 0 ns: no ratio compares it), oldest first: reported, never plotted or
+            tested; :func:`skip_reason` says why.
     """
 
     key: SeriesKey
     points: tuple[RunRow, ...]
     failed: tuple[RunRow, ...] = ()
+    skipped: tuple[RunRow, ...] = ()
 
     @property
     def first(self) -> RunRow:
-        """A run of the series (the first point, else the first failure), for its labels."""
-        return self.points[0] if self.points else self.failed[0]
+        """A run of the series (the first point, else the first failure or skipped run),
+        for its labels."""
+        return (self.points or self.failed or self.skipped)[0]
 
 
 class _Instants:
@@ -118,6 +151,19 @@ def _utc(text: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+# What a run's series key is made of, read in C: grouping 10,000 runs by it costs a
+# fraction of building a key in Python for each.
+_RAW_KEY: Final = operator.attrgetter(
+    "workload_digest",
+    "implementation_digest",
+    "protocol_digest",
+    "environment_digest",
+    "provider",
+    "entry_point",
+    "hardware",
+)
+
+
 @without_collection
 def group_series(rows: Iterable[RunRow]) -> list[Series]:
     """The series of ``rows``, each in commit order.
@@ -125,54 +171,83 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
     Series are sorted by workload, implementation and GPU, then by when they start: the
     series of one measurement under successive protocols follow each other.
 
-    Runs that did not fail but carry no positive latency median (a memory-only
-    measurement, or a median of 0 ns, which no ratio can compare) are in no series.
+    Runs that did not fail but carry no positive latency median (a median of 0 ns,
+    which no ratio can compare, or none at all) are not points: they are the series'
+    :attr:`Series.skipped`, reported beside it. A series none of whose runs has a
+    latency median (a memory benchmark's) is no latency series: it is not returned.
 
     Args:
         rows: Runs as the store's columns give them, in any order.
 
     Returns:
-        One :class:`Series` per key, its points and failures in order.
+        One :class:`Series` per key, its points, failures and skipped runs in order.
     """
-    instant = _Instants()
-    # Plain tuples while grouping: a SeriesKey is built once per series, not per run.
-    timed: dict[tuple[str, ...], list[tuple[str, str, str, RunRow]]] = {}
-    failed: dict[tuple[str, ...], list[tuple[str, str, str, RunRow]]] = {}
+    raw: dict[tuple[Any, ...], list[RunRow]] = {}
     for row in rows:
-        if row.status == "failed":
-            bucket = failed
-        elif row.median_ns is None or not row.median_ns > 0:
-            continue
+        raw_key = _RAW_KEY(row)
+        bucket = raw.get(raw_key)
+        if bucket is None:
+            bucket = raw[raw_key] = []
+        bucket.append(row)
+    merged: dict[tuple[str, ...], list[RunRow]] = {}
+    for (
+        workload,
+        implementation,
+        protocol,
+        environment,
+        provider,
+        entry,
+        hardware,
+    ), bucket in raw.items():
+        parts = (
+            workload,
+            implementation if provider is None else provider,
+            entry or "",
+            protocol,
+            environment if hardware is None else hardware,
+        )
+        known = merged.get(parts)
+        if known is None:
+            merged[parts] = bucket
         else:
-            bucket = timed
+            known.extend(bucket)
+    order = _order_key()
+    found = []
+    for grouped, members in merged.items():
+        timed: list[RunRow] = []
+        failures: list[RunRow] = []
+        skipped: list[RunRow] = []
+        for row in members:
+            if row.status == "failed":
+                failures.append(row)
+            else:
+                median = row.median_ns
+                (timed if median is not None and median > 0 else skipped).append(row)
+        if not timed and not failures and all(row.median_ns is None for row in skipped):
+            # No run of it measured latency (a memory benchmark's): not a latency series.
+            continue
+        timed.sort(key=order)
+        failures.sort(key=order)
+        skipped.sort(key=order)
+        key = SeriesKey(*grouped)
+        start = order((timed or failures or skipped)[0])[0]
+        # One measurement's series under successive protocols stand together, oldest first.
+        sort_by = (key.workload_digest, key.provider, key.entry_point, key.hardware, start, key)
+        found.append((sort_by, Series(key, tuple(timed), tuple(failures), tuple(skipped))))
+    found.sort(key=lambda e: e[0])
+    return [series for _, series in found]
+
+
+def _order_key() -> Callable[[RunRow], tuple[str, str, str]]:
+    """A run's place in its series: (commit time, else observedAt; observedAt; name),
+    the times as UTC text that sorts as time (each distinct one parsed once)."""
+    instant = _Instants()
+
+    def order(row: RunRow) -> tuple[str, str, str]:
         observed = row.observed_at
         if len(observed) != _OBSERVED_LENGTH or observed[-1] != "Z":
             observed = instant(observed)
         when = row.commit_time
-        when = observed if when is None else instant(when)
-        provider = row.provider
-        hardware = row.hardware
-        parts = (
-            row.workload_digest,
-            row.implementation_digest if provider is None else provider,
-            row.entry_point or "",
-            row.protocol_digest,
-            row.environment_digest if hardware is None else hardware,
-        )
-        entries = bucket.get(parts)
-        if entries is None:
-            entries = bucket[parts] = []
-        entries.append((when, observed, row.name, row))
-    found = []
-    for grouped in timed.keys() | failed.keys():
-        key = SeriesKey(*grouped)
-        points = sorted(timed.get(grouped, ()), key=_ORDER)
-        failures = sorted(failed.get(grouped, ()), key=_ORDER)
-        start = (points or failures)[0][0]
-        # One measurement's series under successive protocols stand together, oldest first.
-        order = (key.workload_digest, key.provider, key.entry_point, key.hardware, start, key)
-        found.append(
-            (order, Series(key, tuple(e[3] for e in points), tuple(e[3] for e in failures)))
-        )
-    found.sort(key=lambda e: e[0])
-    return [series for _, series in found]
+        return (observed if when is None else instant(when), observed, row.name)
+
+    return order

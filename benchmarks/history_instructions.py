@@ -1,0 +1,157 @@
+"""Instructions executed by the history of a 10,000-point series, stage by stage.
+
+    python benchmarks/history_instructions.py [--src src] \
+        [--out benchmarks/results/history_instructions.json]
+
+On a shared machine a time moves with the neighbours' load (the same code measured 50 to
+80 ms of CPU within an hour here); the count of instructions it executes does not.
+Valgrind's cachegrind counts them (``--cache-sim=no``): each stage runs in a child
+process K = 1 and K = 4 times after one untimed call, and a third of the difference is
+one call's count, without the interpreter's start and the imports.
+
+The store is history_speed.py's (one series of 10,000 runs of the project's H200 bundle,
+a 5% step at 5,000), built and read by the code under ``--src``: point it at a checkout
+of an older version (its ``src``) to compare versions on the same records.
+
+Stages: ``fetch`` (the query of ``Store.rows()`` alone, as its columns are in the
+current layout; skipped for an older layout), ``rows`` (``Store.rows()``), ``history``
+(``history()`` of those rows), ``json`` (``render_history(..., "json")``) and ``all``
+(the three, as ``kernelindex history --format json`` runs them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from history_speed import _run, _template
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_BUILD = """
+import sys
+from kernelindex_sdk.store import open_store
+with open_store(sys.argv[1]) as store:
+    assert store.ingest([sys.argv[2]]).ok
+"""
+
+_STAGE = """
+import sys
+from kernelindex_sdk.store import open_store
+from kernelindex_sdk.store.history import history, render_history
+db, stage, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with open_store(db) as store:
+    rows = store.rows()
+    found = history(rows, spec=store.spec)
+    render_history(found, "json")
+    columns = None
+    if stage == "fetch":
+        from kernelindex_sdk.store._query import ROW_COLUMNS
+        columns = ", ".join(ROW_COLUMNS)
+    for _ in range(k):
+        if stage == "fetch":
+            store._backend.execute(f"SELECT {columns} FROM runs r")
+        elif stage == "rows":
+            store.rows()
+        elif stage == "history":
+            history(rows, spec=store.spec)
+        elif stage == "json":
+            render_history(found, "json")
+        else:
+            render_history(history(store.rows(), spec=store.spec), "json")
+"""
+
+
+def _instructions(src: Path, args: list[str]) -> int:
+    # valgrind from PATH on our own interpreter and code: S603/S607 do not apply.
+    done = subprocess.run(  # noqa: S603
+        [  # noqa: S607
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            _STAGE,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+        check=True,
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    src = args.src.resolve()
+    base = _template()
+    rng = np.random.default_rng(1)
+    stages = ("fetch", "rows", "history", "json", "all")
+    with tempfile.TemporaryDirectory() as tmp:
+        records = Path(tmp) / "long.jsonl"
+        lines = [
+            _run(
+                base,
+                f"speed-{i:05d}",
+                i,
+                300_000 * (1.05 if i >= 5_000 else 1.0) * (1 + 0.01 * rng.standard_normal()),
+                commit=f"{i:040x}",
+                branch="main",
+            )
+            for i in range(10_000)
+        ]
+        records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        db = str(Path(tmp) / "long.sqlite3")
+        subprocess.run(  # noqa: S603 - our own interpreter on files just written
+            [sys.executable, "-c", _BUILD, db, str(records)],
+            env={**os.environ, "PYTHONPATH": str(src)},
+            check=True,
+        )
+        counts = {}
+        for stage in stages:
+            try:
+                once = _instructions(src, [db, stage, "1"])
+                four = _instructions(src, [db, stage, "4"])
+            except subprocess.CalledProcessError:
+                # An older layout has no run_texts: its fetch is not this query.
+                counts[stage] = None
+                continue
+            counts[stage] = (four - once) // 3
+    report = {
+        "command": " ".join(["python benchmarks/history_instructions.py", *sys.argv[1:]]),
+        "src": str(args.src),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "points": 10_000,
+        "instructions_per_call": counts,
+    }
+    text = json.dumps(report, indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

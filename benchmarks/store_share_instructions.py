@@ -1,0 +1,113 @@
+"""Instructions the store itself executes per ingested record, apart from reading it.
+
+    python benchmarks/store_share_instructions.py [--src src] [--count 2000] \
+        [--out benchmarks/results/store_share_instructions.json]
+
+store_ingest.py times the store's share of ingest (records validated beforehand, handed
+to one file's ingest: bookkeeping, columns, object comparisons, inserts, commit); on a
+shared machine those times move with the neighbours' load. This counts the instructions
+instead (valgrind's cachegrind, ``--cache-sim=no``): a child process validates the file
+once, untimed, then ingests it into K fresh SQLite stores; the difference between K = 3
+and K = 1, over two files' records, is one record's count. The system calls' own work
+(the commit's writes and sync) is the kernel's and is not counted.
+
+``--src`` runs another version's code on the same files (its ``src``), e.g. 0.4.0's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from store_ingest import make_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_SHARE = """
+import gc, sys, tempfile
+from kernelindex_sdk.documents import check_documents
+from kernelindex_sdk.provenance import Provenance
+from kernelindex_sdk.store import open_store
+from kernelindex_sdk.store._ingest import _FileIngest
+path, k = sys.argv[1], int(sys.argv[2])
+validated = list(check_documents([path], quick=True))
+folder = tempfile.mkdtemp()
+for i in range(k):
+    with open_store(f"sqlite:///{folder}/s{i}.sqlite3") as store:
+        backend = store._backend
+        work = _FileIngest(backend, path)
+        gc.disable()
+        with backend.transaction():
+            work.run(iter(validated), Provenance())
+        gc.enable()
+        assert work.added == len(validated), work.added
+"""
+
+
+def _instructions(src: Path, path: Path, k: int) -> int:
+    # valgrind from PATH on our own interpreter and code: S603/S607 do not apply.
+    done = subprocess.run(  # noqa: S603
+        [  # noqa: S607
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            "-c",
+            _SHARE,
+            str(path),
+            str(k),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(src)},
+        check=True,
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--kinds", default="liger,harness,example")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    src = args.src.resolve()
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in args.kinds.split(","):
+            path = make_file(kind, args.count, Path(tmp))
+            one, three = _instructions(src, path, 1), _instructions(src, path, 3)
+            counts[kind] = (three - one) // (2 * args.count)
+    report = {
+        "command": " ".join(["python benchmarks/store_share_instructions.py", *sys.argv[1:]]),
+        "src": str(args.src),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "records_per_file": args.count,
+        "instructions_per_record_into_sqlite": counts,
+    }
+    text = json.dumps(report, indent=2) + "\n"
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

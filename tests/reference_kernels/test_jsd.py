@@ -21,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernelindex_sdk.errors import ArgumentError, KernelIndexError
+from kernelindex_sdk.errors import ArgumentError, KernelIndexError, StateError
 from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -130,7 +130,7 @@ def test_every_tile_is_taken_once_at_any_split(
     monkeypatch.setattr(
         fused,
         "_INTERPRETER_CONFIG",
-        fused.KernelConfig(block, 1, per_sm, stages, "interpreter"),
+        fused.KernelConfig(block, 1, per_sm, "interpreter", stages),
     )
     monkeypatch.setattr(fused, "_PLANS", {})
     bt, v = shape
@@ -498,3 +498,51 @@ def test_large_vocabulary_on_the_gpu(dtype: str) -> None:
     torch.testing.assert_close(
         jsd_triton(x, y).double(), ground_truth(x, y), rtol=RTOL[dtype], atol=1e-6
     )
+
+
+def test_a_second_backward_after_a_zero_grad_output_is_refused_not_nan() -> None:
+    """dx was scaled to 0 in place by the first backward: nothing is left to rescale."""
+    x, y = inputs(4, 200, "fp32", seed=13)
+    xt = x.clone().requires_grad_()
+    loss = jsd_triton(xt, y)
+    (loss * 0.0).backward(retain_graph=True)
+    assert xt.grad is not None
+    assert torch.equal(xt.grad, torch.zeros_like(xt))
+    with pytest.raises(StateError, match="second backward through a retained graph"):
+        loss.backward()
+
+
+def test_double_backward_is_refused_not_cut_off() -> None:
+    """The gradient comes from the forward: there is no graph to differentiate again."""
+    x, y = inputs(4, 200, "fp32", seed=14)
+    xt = x.clone().requires_grad_()
+    loss = jsd_triton(xt, y)
+    with pytest.raises(StateError, match="create_graph=True: the kernel has no second"):
+        torch.autograd.grad(loss, xt, create_graph=True)
+    # Without create_graph the same call still gives the gradient.
+    (grad,) = torch.autograd.grad(loss, xt)
+    assert grad.shape == xt.shape
+
+
+def test_kernel_config_built_without_stages_means_no_pipelining() -> None:
+    config = fused.KernelConfig(block_v=1024, num_warps=4, programs_per_sm=8, source="sm_90")
+    assert config.stages == 1
+    assert config.as_dict() == {
+        "block_v": 1024,
+        "num_warps": 4,
+        "programs_per_sm": 8,
+        "source": "sm_90",
+        "stages": 1,
+    }
+
+
+def test_a_plan_a_cuda_graph_captured_outlives_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eviction clears the cache; a captured plan's buffers must stay referenced."""
+    monkeypatch.setattr(fused, "_CAPTURED_PLANS", [])
+    plan = fused._new_plan(torch.device(DEVICE), torch.float32, 4, 200, 2, False, True)
+    fused._keep_if_captured(plan, False)
+    assert fused._CAPTURED_PLANS == []
+    fused._keep_if_captured(plan, True)
+    fused._keep_if_captured(plan, True)
+    assert [plan] == fused._CAPTURED_PLANS
+    assert plan.captured

@@ -26,7 +26,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 
-from ...errors import ArgumentError
+from ...errors import ArgumentError, StateError
 from .reference import check_jsd_inputs
 
 __all__ = ["KernelConfig", "jsd_triton", "kernel_config"]
@@ -94,17 +94,18 @@ class KernelConfig:
         block_v: Columns per tile.
         num_warps: Warps per program.
         programs_per_sm: Persistent programs per multiprocessor.
-        stages: Software pipelining stages of the tile loop (1: none; one flat row only:
-            no labels, rows back to back).
         source: The table entry that chose it (``sm_90``), or ``default`` for a device
             the table does not know, ``interpreter`` off the GPU.
+        stages: Software pipelining stages of the tile loop (1: none; one flat row only:
+            no labels, rows back to back). Last and defaulted, so that a config built as
+            before this field existed still means what it did.
     """
 
     block_v: int
     num_warps: int
     programs_per_sm: int
-    stages: int
     source: str
+    stages: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         """The config as JSON-ready data (for a record's annotations)."""
@@ -696,10 +697,26 @@ class _Plan:
     math: tuple[str, str]
     #: What the kernel's sums are in, times the loss (`_loss_unit`).
     unit: float
+    #: Whether a CUDA graph captured a launch with this plan.
+    captured: bool = False
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _PLAN_LIMIT: Final = 256
+#: Plans a CUDA graph captured: kept for the life of the process (see `_launch`).
+_CAPTURED_PLANS: list[_Plan] = []
+
+
+def _keep_if_captured(plan: _Plan, capturing: bool) -> None:
+    """Keep ``plan`` for the life of the process when a CUDA graph is capturing its launch.
+
+    A captured graph replays with the plan's buffers for as long as the graph lives: they
+    must outlive the cache's eviction, or the allocator hands their memory to other tensors
+    while replays still write it.
+    """
+    if capturing and not plan.captured:
+        plan.captured = True
+        _CAPTURED_PLANS.append(plan)
 
 
 def _loss_unit(form: str, beta_mode: int) -> float:
@@ -864,14 +881,11 @@ def _launch(
     )
     with _on_device(device):
         # The partials and the ticket of a plan are used by one launch at a time: one plan
-        # per stream, so launches on two streams never share them.
-        # Triton's driver interface, the call its own launch makes (torch.cuda.current_stream
-        # builds a Stream object: 5-8 us of host time per call on an H200 host).
-        stream = (
-            triton.runtime.driver.active.get_current_stream(device.index)
-            if device.type == "cuda" and not _INTERPRET
-            else 0
-        )
+        # per stream, so launches on two streams never share them. torch's public stream
+        # (5-8 us of host time a call on an H200 host; Triton's driver attribute is cheaper
+        # but not a documented interface).
+        on_gpu = device.type == "cuda" and not _INTERPRET
+        stream = torch.cuda.current_stream(device).cuda_stream if on_gpu else 0
         key = (
             device,
             stream,
@@ -890,6 +904,8 @@ def _launch(
             plan = _PLANS[key] = _new_plan(
                 device, input.dtype, rows, cols, beta_mode, labels is not None, compute_grad
             )
+        if on_gpu and not plan.captured:
+            _keep_if_captured(plan, torch.cuda.is_current_stream_capturing())
         dx = input.new_empty((bt, v)) if compute_grad else None
         loss = input.new_empty(())
         # A float whatever the caller passed (an int, a NumPy float): Triton compiles an
@@ -974,6 +990,15 @@ class _JSDFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        if torch.is_grad_enabled():
+            # Autograd runs backward with grad mode on only for create_graph=True. The
+            # gradient comes from the forward kernel: there is no graph to differentiate
+            # again, and a gradient cut off from one would be silently wrong.
+            raise StateError(
+                call="jsd_triton backward",
+                reason="create_graph=True: the kernel has no second derivative; use"
+                " jsd_torch for higher-order gradients",
+            )
         (dx,) = ctx.saved_tensors
         if ctx.first_grad is None:
             # The first backward scales dx in place (no copy of BT x V), on the GPU.
@@ -982,7 +1007,15 @@ class _JSDFunction(torch.autograd.Function):
             return dx, None, None, None, None
         # Backward again through a retained graph: dx holds dx * first_grad by now.
         # Out of place, so the gradient returned before stays as it was; exact when the
-        # first grad_output was 1, within rounding otherwise.
+        # first grad_output was 1, within rounding otherwise. A first grad_output of 0
+        # left nothing to recover (this rare path may wait for the GPU to say so).
+        if not bool(ctx.first_grad != 0):
+            raise StateError(
+                call="jsd_triton backward",
+                reason="a second backward through a retained graph after a first"
+                " grad_output of 0: the gradient was scaled to 0 in place; run the forward"
+                " again",
+            )
         return dx * (grad_output / ctx.first_grad), None, None, None, None
 
 

@@ -293,3 +293,47 @@ def test_a_tail_moved_into_the_run_gets_the_strict_verdict(
     ]
     _reader_agrees(lines, monkeypatch)
     _reader_agrees([line.encode("utf-8") for line in lines], monkeypatch)
+
+
+# A str may hold surrogate code points as characters, which no UTF-8 bytes can: the
+# quick reading leaves such text to the strict parser, which must then refuse it as it
+# refuses the same string written with a \ud800 escape.
+RAW_SURROGATES = [
+    ('{"a":"\ud800"}', '{"a":"\\ud800"}'),
+    ('{"a":"x\udfffy"}', '{"a":"x\\udfffy"}'),
+    ('{"\ud800":1}', '{"\\ud800":1}'),
+    ('[1,{"b":["\udc00\ud800"]}]', '[1,{"b":["\\udc00\\ud800"]}]'),
+    ('{"a":"\ud83d\ude00"}', None),
+]
+
+
+@pytest.mark.parametrize(("raw", "escaped"), RAW_SURROGATES)
+def test_a_str_holding_surrogates_is_refused_as_its_escaped_form(
+    raw: str, escaped: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed = _jsontext.parse_document(raw)
+    assert parsed.value is None
+    assert [p.code for p in parsed.problems] == ["json-value"]
+    assert "surrogate" in parsed.problems[0].message
+    if escaped is not None:
+        # The escape is six characters where the raw one is one: columns may differ.
+        strip = [(p.pointer, p.message, p.code) for p in parsed.problems]
+        other = strict(escaped, monkeypatch).problems
+        assert strip == [(p.pointer, p.message, p.code) for p in other]
+    assert_same_parse(raw, monkeypatch)
+
+
+def test_a_record_given_as_str_with_a_raw_surrogate_is_not_valid() -> None:
+    """validate, check_digests and the bundle reader refuse what a file could not hold."""
+    line = SWEEP[0].replace('"title":"', '"title":"x\ud800', 1)
+    assert line != SWEEP[0]
+    problems = validation.validate(line)
+    assert [(p.pointer, p.code) for p in problems] == [("/run/metadata/title", "json-value")]
+    reader = validation.BundleReader()
+    assert reader.read(SWEEP[0]) is not None
+    assert reader.read(line) is None
+    # The tail too: a fresh reader reads it strictly, a warm one has it kept.
+    tail_at = SWEEP[0].rindex(',"protocol"')
+    bad_tail = SWEEP[0][:tail_at] + SWEEP[0][tail_at:].replace('"name":"', '"name":"\udc00', 1)
+    assert validation.validate(bad_tail)
+    assert validation.BundleReader().read(bad_tail) is None

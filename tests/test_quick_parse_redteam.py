@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from kernelindex_sdk import validation
 from kernelindex_sdk._json import quick_parse
 from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk.convert import load_record
+from kernelindex_sdk.errors import KernelIndexError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SWEEP = (FIXTURES / "h200-jsd-sweep.jsonl").read_text(encoding="utf-8").splitlines()
@@ -324,11 +326,13 @@ def test_a_str_holding_surrogates_is_refused_as_its_escaped_form(
 
 
 def test_a_record_given_as_str_with_a_raw_surrogate_is_not_valid() -> None:
-    """validate, check_digests and the bundle reader refuse what a file could not hold."""
+    """validate, load_record and the bundle reader refuse what a file could not hold."""
     line = SWEEP[0].replace('"title":"', '"title":"x\ud800', 1)
     assert line != SWEEP[0]
     problems = validation.validate(line)
     assert [(p.pointer, p.code) for p in problems] == [("/run/metadata/title", "json-value")]
+    with pytest.raises(KernelIndexError, match=r"lone surrogate U[+]D800 .*json-value"):
+        load_record(line)
     reader = validation.BundleReader()
     assert reader.read(SWEEP[0]) is not None
     assert reader.read(line) is None

@@ -223,7 +223,7 @@ def _mutated(line: str, at: float, span: int, snippet: str) -> str:
 
 
 @settings(
-    max_examples=300,
+    max_examples=800,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

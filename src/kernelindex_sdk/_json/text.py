@@ -28,6 +28,7 @@ __all__ = [
     "SourceMap",
     "ValueScan",
     "escape_token",
+    "has_surrogate",
     "is_blank",
     "located",
     "parse",
@@ -77,6 +78,14 @@ def escape_token(token: str | int) -> str:
 def _line_col(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point as a character (no UTF-8 has one).
+
+    Only a ``str`` made in Python can: text decoded from UTF-8 never does.
+    """
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def is_blank(text: str | bytes) -> bool:
@@ -208,12 +217,14 @@ def parse_document(data: str | bytes) -> Parsed:
     if flagged:
         return Parsed(None, text, list(located(_strictness_problems(value), text)))
     # Parsed text holds only JSON's types; what scan_value could still find is a lone
-    # surrogate (only a \\ud800-style escape makes one) or nesting past MAX_DEPTH (which
-    # needs more brackets than that): walk only when the text could hold either.
+    # surrogate (a \\ud800-style escape makes one, and a str given as the text may hold
+    # one as a character: decoded bytes cannot) or nesting past MAX_DEPTH (which needs
+    # more brackets than that): walk only when the text could hold either.
     scan = ValueScan(problems=[], integral_float=integral)
     # ("\\" in text runs at memory speed: the regular expression only where it could match.)
     escaped = "\\" in text and _ESCAPED_SURROGATE.search(text) is not None
-    if escaped or text.count("[") + text.count("{") > MAX_DEPTH:
+    surrogate = isinstance(data, str) and has_surrogate(text)
+    if escaped or surrogate or text.count("[") + text.count("{") > MAX_DEPTH:
         scan = scan_value(value)
     if scan.problems:
         return Parsed(None, text, list(located(scan.problems, text)))

@@ -196,15 +196,17 @@ class BundleReader:
             quick = None
         if quick is not None:
             return quick
+        text: str | None = None
         if isinstance(data, bytes):
-            if data.startswith(b"\xef\xbb\xbf"):
-                return None
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        else:
+            if not data.startswith(b"\xef\xbb\xbf"):
+                with contextlib.suppress(UnicodeDecodeError):
+                    text = data.decode("utf-8")
+        elif not _jsontext.has_surrogate(data):
+            # A str may hold a surrogate as a character (decoded bytes cannot), which the
+            # checks of _members (for escapes) would not see: the full check names it.
             text = data
+        if text is None:
+            return None
         limited = sys.get_int_max_str_digits() == _jsontext.MAX_INT_DIGITS
         self._scan = self._scan_int_limited if limited else self._scan_int_hooked
         try:

@@ -6,12 +6,15 @@ import io
 import json
 from pathlib import Path
 
+import attrs
+import pytest
 from _history_rows import row
 
 from kernelindex_sdk._cli import main
+from kernelindex_sdk.errors import ArgumentError
 from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store.history import history, render_history, skipped_notices
-from kernelindex_sdk.store.series import group_series
+from kernelindex_sdk.store.series import SKIP_REASONS, group_series, skip_notice, skip_text
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "h200-jsd-sweep.jsonl"
 
@@ -121,3 +124,27 @@ def test_a_series_only_of_zero_medians_is_shown_with_its_runs_left_out() -> None
     )
     assert "0 point(s), 3 run(s) left out" in render_history(found, "text")
     assert len(skipped_notices(found)) == 3
+
+
+def test_a_point_put_among_the_skipped_by_hand_is_refused_not_given_a_reason() -> None:
+    [h] = history(_series_with_bad_runs())
+    point = h.series.points[0]
+    bad = attrs.evolve(h, series=attrs.evolve(h.series, skipped=(point,)))
+    message = (
+        r"skipped: run 'run-00000' has a positive latency median \(1000 ns\): expected a run"
+        r" that cannot be a point"
+    )
+    with pytest.raises(ArgumentError, match=message):
+        skipped_notices([bad])
+    for fmt in ("text", "markdown", "json"):
+        with pytest.raises(ArgumentError, match=message):
+            render_history([bad], fmt)
+
+
+def test_skip_text_and_notice_say_why_for_each_reason() -> None:
+    negative = row(0, None, median_ns=-5, name="neg\x1brun")
+    assert skip_text(negative) == "a negative latency median"
+    assert skip_text(row(1, None)) == SKIP_REASONS["no-median"]
+    assert skip_notice(negative, "jsd\nforward") == (
+        "run 'neg\\x1brun' left out of series jsd\\nforward: a negative latency median"
+    )

@@ -14,6 +14,8 @@ from __future__ import annotations
 import gzip
 import shutil
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -190,3 +192,115 @@ def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
         assert "run_texts" not in tables
     finally:
         db.close()
+
+
+def _pg_v1(request: pytest.FixtureRequest) -> tuple[str, Query]:
+    """A PostgreSQL layout-1 store and direct queries to it (closed at the test's end)."""
+    url = _postgres_v1(str(request.getfixturevalue("postgres_url")))
+    queries = _postgres_query(url)
+    request.addfinalizer(queries.close)
+    return url, next(queries)
+
+
+def _run(url: str, *statements: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        for statement in statements:
+            db.execute(statement)
+
+
+def test_postgres_migration_waits_for_a_layout_one_writer(request: pytest.FixtureRequest) -> None:
+    """A 0.4.0 client's run, uncommitted while the migration starts, keeps its text."""
+    import psycopg
+
+    url, query = _pg_v1(request)
+    writer = psycopg.connect(url)
+    try:
+        # As 0.4.0 wrote a run: its text and form in runs; left uncommitted for now.
+        writer.execute(
+            "INSERT INTO runs (name, status, observed_at, commit_id, branch, commit_time,"
+            " median_ns, p20_ns, p80_ns, workload_digest, implementation_digest,"
+            " protocol_digest, environment_digest, labels, annotations, record_text,"
+            " record_form, source, ingested_at)"
+            " SELECT 'late-run', status, observed_at, commit_id, branch, commit_time,"
+            " median_ns, p20_ns, p80_ns, workload_digest, implementation_digest,"
+            " protocol_digest, environment_digest, labels, annotations, record_text,"
+            " record_form, source, ingested_at FROM runs ORDER BY seq LIMIT 1"
+        )
+        failures: list[BaseException] = []
+
+        def migrate() -> None:
+            try:
+                with open_store(url):
+                    pass
+            except BaseException as err:  # reported by the test's thread
+                failures.append(err)
+
+        opener = threading.Thread(target=migrate)
+        opener.start()
+        waiting = "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'runs'::regclass"
+        deadline = time.monotonic() + 30
+        while query(waiting) == [(0,)]:
+            assert opener.is_alive(), "the migration did not wait for the writer"
+            assert time.monotonic() < deadline, "the migration never reached the runs table"
+            time.sleep(0.02)
+        writer.commit()
+        opener.join(timeout=60)
+        assert not opener.is_alive()
+        assert failures == []
+    finally:
+        writer.close()
+
+    assert query("SELECT value FROM kernelindex_layout") == [("2",)]
+    assert query("SELECT count(*) FROM runs WHERE name = 'late-run'") == [(1,)]
+    without_text = "SELECT r.name FROM runs r LEFT JOIN run_texts t USING (seq) WHERE t.seq IS NULL"
+    assert query(without_text) == []
+    with open_store(url) as store:
+        assert list(store.records(["late-run"])) != []
+        ((documents,),) = query("SELECT count(*) FROM documents")
+        assert len(list(store.export_lines())) == documents + 10
+
+
+def test_postgres_migration_keeps_a_teams_indexes_and_grants(
+    request: pytest.FixtureRequest,
+) -> None:
+    url, query = _pg_v1(request)
+    schema = query("SELECT current_schema()")[0][0]
+    reader = f"kernelindex_reader_{schema}"
+    _run(url, f"CREATE ROLE {reader}")
+    try:
+        _run(url, "CREATE INDEX runs_by_branch ON runs (branch, commit_time)")
+        _run(url, f"GRANT SELECT ON runs TO {reader}")
+        with open_store(url) as store:
+            assert len(store.rows()) == 9
+        indexes = "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+        assert ("runs_by_branch",) in query(indexes)
+        granted = f"SELECT has_table_privilege('{reader}', 'runs', 'SELECT')"
+        assert query(granted) == [(True,)]
+        columns = _columns(url, lambda: _postgres_query(url), "runs")
+        assert "record_text" not in {row[0] for row in columns}
+    finally:
+        _run(url, f"DROP OWNED BY {reader}")
+        _run(url, f"DROP ROLE {reader}")
+
+
+def test_postgres_read_only_role_cannot_migrate(request: pytest.FixtureRequest) -> None:
+    url, query = _pg_v1(request)
+    schema = query("SELECT current_schema()")[0][0]
+    role = f"kernelindex_ro_{schema}"
+    _run(url, f"CREATE ROLE {role} LOGIN")
+    try:
+        _run(url, f"GRANT USAGE ON SCHEMA {schema} TO {role}")
+        _run(url, f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
+        with pytest.raises(
+            StoreLayoutError,
+            match=r"cannot migrate store layout version 1 to 2 \(the store is unchanged\):"
+            r" postgresql: permission denied for table runs",
+        ):
+            open_store(url.replace("postgresql://postgres@", f"postgresql://{role}@", 1))
+        assert query("SELECT value FROM kernelindex_layout") == [("1",)]
+        assert query("SELECT count(record_text) FROM runs") == [(9,)]
+    finally:
+        _run(url, f"DROP OWNED BY {role}")
+        _run(url, f"DROP ROLE {role}")

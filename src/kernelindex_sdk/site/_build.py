@@ -30,12 +30,11 @@ from typing import Any, Protocol
 import attrs
 
 from .._base.arguments import path, short_repr, text
-from .._base.display import printable
 from .._version import __version__
 from ..errors import ArgumentError, InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store
-from ..store.series import SKIP_REASONS, skip_reason
 from ..store.series import group_series as store_series
+from ..store.series import skip_notice
 from ._model import StepFinder, group_series, history_steps, regressions
 from ._pages import facets, health, refs, run_cells, series_entry, step_cells
 from ._payload import pack, write_script
@@ -250,15 +249,11 @@ def _left_out(rows: Sequence[RunRow]) -> tuple[str, ...]:
     """A line for each run that did not fail yet has no positive latency median: the
     store's series leave it out of the change-point test (its ratio to any other is
     undefined), so the build says so rather than drop it silently."""
-    lines = []
-    for series in store_series(rows):
-        for row in series.skipped:
-            where = printable(f"{row.operation} {row.pass_} · {row.provider} · {row.hardware}")
-            reason = SKIP_REASONS[skip_reason(row) or "no-median"]
-            lines.append(
-                f"run {row.name!r} ({where}) is left out of its series' change-point test: {reason}"
-            )
-    return tuple(lines)
+    return tuple(
+        skip_notice(row, f"{row.operation} {row.pass_} · {row.provider} · {row.hardware}")
+        for series in store_series(rows)
+        for row in series.skipped
+    )
 
 
 def _bandwidth_table(table: Any) -> Mapping[str, float] | None:

@@ -41,10 +41,6 @@ class Backend:
         """Run one statement; return its rows (empty for a statement without)."""
         raise NotImplementedError
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Run one statement for each row of parameters."""
-        raise NotImplementedError
-
     def transaction(self) -> contextlib.AbstractContextManager[None]:
         """A write transaction: committed when the block ends, rolled back on an error."""
         raise NotImplementedError
@@ -241,12 +237,6 @@ class SQLiteBackend(Backend):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._db.execute(sql, params).fetchall()
-        except sqlite3.Error as err:
-            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        try:
-            self._db.executemany(sql, rows)
         except sqlite3.Error as err:
             raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from .._analysis.runs import without_collection
-from .series import SKIP_REASONS, skip_reason
+from .series import skip_text
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -128,13 +128,12 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
 
 
 def _skipped_json(row: RunRow) -> dict[str, Any]:
-    reason = skip_reason(row)
     return {
         "commit": row.commit,
         "observedAt": row.observed_at,
         "run": row.name,
         "median": row.median_ns,
-        "reason": SKIP_REASONS[reason] if reason is not None else None,
+        "reason": skip_text(row),
     }
 
 

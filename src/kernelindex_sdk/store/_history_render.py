@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._analysis.tables import markdown_table, quantity, spread, text_table
 from .._base.display import markdown_text, printable
-from .series import SKIP_REASONS, skip_reason
+from .series import skip_text
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -125,7 +125,7 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
                             r.observed_at,
                             "-" if r.median_ns is None else f"{r.median_ns} ns",
                             f"`{printable(r.name)}`" if markdown else printable(r.name),
-                            SKIP_REASONS[skip_reason(r) or "no-median"],
+                            skip_text(r),
                         ]
                         for r in series.skipped
                     ],

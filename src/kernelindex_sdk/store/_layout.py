@@ -134,15 +134,24 @@ def _texts_statement(dialect: str) -> str:
 def _v1_to_v2(execute: Execute, dialect: str) -> None:
     """Layout 1 to 2: each run's record text and form move to run_texts, by the run's seq.
 
-    The runs table is built again without them (the same statement in both dialects; in
-    PostgreSQL a dropped column's values would stay in the table's rows until a rewrite),
-    its rows copied in their seq, nothing else changed.
+    PostgreSQL: the runs table is locked first, so no writer of layout 1 (a 0.4.0 client)
+    can commit a run between the copy of the texts and the change of the table: such a
+    run would be left without its text. The two columns are then dropped in place, which
+    keeps a team's own indexes, grants and views on runs (their space is reclaimed at the
+    table's next rewrite). SQLite (one writer at a time, and no ``DROP COLUMN`` of a
+    column with a CHECK) builds the table again without them, its rows copied in their
+    seq; nothing else changes.
     """
+    if dialect == "postgresql":
+        execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
     execute(_texts_statement(dialect))
     execute(
         "INSERT INTO run_texts (seq, record_text, record_form)"
         " SELECT seq, record_text, record_form FROM runs ORDER BY seq"
     )
+    if dialect == "postgresql":
+        execute("ALTER TABLE runs DROP COLUMN record_text, DROP COLUMN record_form")
+        return
     execute(_runs_statement(dialect).replace("CREATE TABLE runs (", "CREATE TABLE runs_v2 (", 1))
     execute(
         f"INSERT INTO runs_v2 ({_RUN_COLUMNS_V2})"  # noqa: S608 (constant text)
@@ -150,10 +159,6 @@ def _v1_to_v2(execute: Execute, dialect: str) -> None:
     )
     execute("DROP TABLE runs")
     execute("ALTER TABLE runs_v2 RENAME TO runs")
-    if dialect == "postgresql":
-        # A constraint's index keeps the name it was made with: give them a new store's.
-        execute("ALTER INDEX runs_v2_pkey RENAME TO runs_pkey")
-        execute("ALTER INDEX runs_v2_name_key RENAME TO runs_name_key")
 
 
 #: Steps from one layout version to the next: ``_MIGRATIONS[n]`` turns version n into

@@ -53,13 +53,6 @@ class PostgresBackend(Backend):
         except psycopg.Error as err:
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
 
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        try:
-            with self._db.cursor() as cursor:
-                cursor.executemany(sql.replace("?", "%s"), rows)
-        except psycopg.Error as err:
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         try:

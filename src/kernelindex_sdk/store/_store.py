@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import attrs
 
@@ -46,9 +47,8 @@ class NotInStoreError(KernelIndexError, KeyError):
         return f"{self.store}: no run named {self.name!r}"
 
 
-def _order(row: RunRow) -> tuple[str, str]:
-    """Runs' order: commit time, else observedAt (``RunRow.order_key``), then name."""
-    return (row.observed_at if row.commit_time is None else row.commit_time, row.name)
+# Runs' order: commit time, else observedAt (RunRow.order_key), then name.
+_order: Final = operator.attrgetter("order_key", "name")
 
 
 class Store:

@@ -23,14 +23,13 @@ from typing import Any, Final
 
 from .._analysis.runs import without_collection
 from .._base.arguments import instance, integer, records
-from .._base.display import printable
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
 from ._history_render import render_table
 from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import SKIP_REASONS, Series, SeriesKey, group_series, skip_reason, utc_instant
+from .series import Series, SeriesKey, group_series, skip_notice, utc_instant
 
 __all__ = [
     "CAUSES",
@@ -236,15 +235,15 @@ def skipped_notices(found: Iterable[SeriesHistory]) -> list[str]:
 
     Args:
         found: What :func:`history` returned.
+
+    Raises:
+        ArgumentError: as :func:`~kernelindex_sdk.store.series.skip_text`.
     """
-    lines = []
-    for h in found:
-        for row in h.series.skipped:
-            reason = SKIP_REASONS[skip_reason(row) or "no-median"]
-            # The series' names are record text: control characters escaped.
-            series = printable(f"{h.label} · {h.implementation} · {h.key.hardware}")
-            lines.append(f"run {row.name!r} left out of series {series}: {reason}")
-    return lines
+    return [
+        skip_notice(row, f"{h.label} · {h.implementation} · {h.key.hardware}")
+        for h in found
+        for row in h.series.skipped
+    ]
 
 
 def render_history(found: Sequence[SeriesHistory], fmt: str = "text", *, points: int = 10) -> str:

@@ -21,6 +21,8 @@ from typing import Any, Final
 import attrs
 
 from .._analysis.runs import without_collection
+from .._base.display import printable
+from ..errors import ArgumentError
 from ._rows import RunRow
 
 __all__ = [
@@ -29,7 +31,9 @@ __all__ = [
     "SeriesKey",
     "group_series",
     "series_key",
+    "skip_notice",
     "skip_reason",
+    "skip_text",
     "utc_instant",
 ]
 
@@ -89,6 +93,37 @@ def skip_reason(row: RunRow) -> str | None:
     if median > 0:
         return None
     return "zero-median" if median == 0 else "negative-median"
+
+
+def skip_text(row: RunRow) -> str:
+    """Why ``row``, one of a series' skipped runs, is not a point: a value of
+    :data:`SKIP_REASONS`.
+
+    Raises:
+        ArgumentError: when ``row`` has a positive latency median (it is a point: only a
+            :class:`Series` built by hand holds one among its skipped runs).
+    """
+    reason = skip_reason(row)
+    if reason is None:
+        raise ArgumentError(
+            argument="skipped",
+            reason=(
+                f"run {row.name!r} has a positive latency median ({row.median_ns!r} ns):"
+                " expected a run that cannot be a point"
+            ),
+        )
+    return SKIP_REASONS[reason]
+
+
+def skip_notice(row: RunRow, series: str) -> str:
+    """The line a command writes for a run left out of its series' points: the run's
+    name, the series (``series``, as the command names it) and why.
+
+    Raises:
+        ArgumentError: as :func:`skip_text`.
+    """
+    # The names are record text: control characters escaped.
+    return f"run {row.name!r} left out of series {printable(series)}: {skip_text(row)}"
 
 
 @attrs.frozen

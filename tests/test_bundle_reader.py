@@ -218,15 +218,24 @@ def test_a_run_repeating_a_key_after_a_kept_tail_is_left_to_the_full_check(
     assert reader.read(repeated.encode()) is None
 
 
+def _must_not_run(_: object) -> None:
+    raise AssertionError("the strict reader ran")
+
+
 def test_the_quick_reading_takes_the_lines_that_follow_a_kept_tail(
     example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The common line is read by the quick path, with the strict reader's value."""
     reader = primed(example)
     compact = json.dumps(example, ensure_ascii=False, separators=(",", ":")).encode()
+    strict_value = _jsontext.parse(compact)[0]
+    # The first read keeps the line's protocol and environment text (the kept tail).
     reader.read(compact)
-    quick = reader._quick_read(compact)
-    assert quick == _jsontext.parse(compact)[0]
-    # And it is the quick path that answers: with it off, the strict reader does.
+    # The quick path answers through read(): with the strict reader made to fail, the
+    # line still reads, to the strict reader's value.
+    with monkeypatch.context() as patched:
+        patched.setattr(reader, "_read", _must_not_run)
+        assert reader.read(compact) == strict_value
+    # And with the quick path off, the strict reader answers the same.
     monkeypatch.setattr(reader, "_quick_read", lambda _: None)
-    assert reader.read(compact) == quick
+    assert reader.read(compact) == strict_value

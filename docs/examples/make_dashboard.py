@@ -7,7 +7,7 @@ that changed them, and Liger-Kernel's kto_loss rows at four commits of its histo
 dashboard goes to docs/examples/dashboard/ (the docs site serves it), the screenshots of
 each view to docs/images/dashboard-*.png, taken in headless Chromium (Debian's
 ``chromium`` through playwright). One more Health screenshot comes from synthetic runs
-with a 30% step (tests/site/_fake.py), since no line of the real history got slower.
+with a 30% step (tests/site/_fake.py), a clean case beside the real history's.
 """
 
 from __future__ import annotations

@@ -504,7 +504,9 @@
     document.title = site.title;
     document.getElementById("title").textContent = site.title;
     document.getElementById("meta").textContent =
-      site.counts.runs + " runs · built " + site.generatedAt + " · kernelindex-sdk " + site.sdkVersion;
+      site.counts.runs + " runs" +
+      (site.counts.leftOut ? " (" + site.counts.leftOut + " without a positive median: not tested for steps)" : "") +
+      " · built " + site.generatedAt + " · kernelindex-sdk " + site.sdkVersion;
     window.addEventListener("hashchange", route);
     route();
   }, (err) => {

@@ -5,6 +5,13 @@ ON CONFLICT DO NOTHING RETURNING key`` per table: many writers may ingest overla
 files at once; each row is stored once, a writer that meets a row another is inserting
 waits for that one to commit, and since every writer takes its rows in key order,
 table after table, no two wait for each other in a cycle.
+
+Every COPY is binary: numbers are not written out as text for the server to parse back,
+and a record's text goes as the UTF-8 bytes it was read as, unescaped. The record texts
+(keyed by the arrival numbers this writer took, so no other writer can hold them) are
+the one write whose result ingest does not use: they are written on a worker thread while
+ingest reads and checks the next batch, and the server stores them meanwhile.
+``benchmarks/postgres_write_settings.py`` measures the settings.
 """
 
 from __future__ import annotations
@@ -63,11 +70,11 @@ class PostgresBackend(Backend):
     def _compress_with_lz4(self) -> None:
         """Compress the values this session stores out of line with lz4, not pglz.
 
-        A run's record text (a few KiB) is stored compressed once past about 2 KiB;
-        compressing 20,000 Liger records with pglz cost the server 0.95 s of CPU, with
-        lz4 0.36 s (benchmarks/results/store_ingest_postgres.json has the whole ingest).
-        Readers need nothing: each value names its method. A server built without lz4, or
-        older than PostgreSQL 14 (no such setting), keeps its own default.
+        A run's record text (a few KiB) is stored compressed once its row passes about
+        2 KiB, and pglz's compression was most of the server's work for the texts
+        (benchmarks/results/postgres_write_settings.json). Readers need nothing: each
+        value names its method. A server built without lz4, or older than PostgreSQL 14
+        (no such setting), keeps its own default.
         """
         try:
             self._db.execute("SET default_toast_compression = lz4")

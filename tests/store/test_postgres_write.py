@@ -6,6 +6,7 @@ Each test runs against the real server the store tests start (conftest.py).
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,55 @@ def test_many_stored_runs_are_found_again(store: Store, tmp_path: Path) -> None:
     changed[-1]["run"]["metadata"]["labels"] = {"other": "yes"}
     refused = store.ingest([_lines(tmp_path / "b.jsonl", changed)])
     assert (refused.clashes, refused.added, refused.refused) == (1, 0, count)
+
+
+def _held_writer(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Event, threading.Event]:
+    """Make the store's text writer wait for ``release`` once it has ``started``."""
+    backend = store._backend
+    started, release = threading.Event(), threading.Event()
+    write = backend._write_texts  # type: ignore[attr-defined]
+
+    def held(rows: Any) -> None:
+        started.set()
+        release.wait(30)
+        write(rows)
+
+    monkeypatch.setattr(backend, "_write_texts", held)
+    return started, release
+
+
+def test_texts_are_written_while_the_caller_goes_on(
+    pg_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """insert_texts returns before the texts are in; the next statement waits for them."""
+    started, release = _held_writer(pg_store, monkeypatch)
+    backend = pg_store._backend
+    with backend.transaction():
+        backend.insert_texts([(1, b'{"a":1}\n', "line"), (2, '{"b":"\u00b5"}\n', "line")])
+        assert started.wait(30)
+        # The caller goes on while the writer is held.
+        assert not release.is_set()
+        threading.Timer(0.2, release.set).start()
+        ((count,),) = backend.execute("SELECT count(*) FROM run_texts")
+        assert release.is_set()
+        assert count == 2
+    assert backend.execute("SELECT record_text FROM run_texts ORDER BY seq") == [
+        ('{"a":1}\n',),
+        ('{"b":"\u00b5"}\n',),
+    ]
+
+
+def test_a_transaction_commits_only_once_its_texts_are_in(
+    pg_store: Store, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started, release = _held_writer(pg_store, monkeypatch)
+    backend = pg_store._backend
+    with backend.transaction():
+        backend.insert_texts([(7, b'{"a":1}\n', "line")])
+        assert started.wait(30)
+        threading.Timer(0.2, release.set).start()
+    assert release.is_set()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT seq FROM run_texts").fetchall() == [(7,)]

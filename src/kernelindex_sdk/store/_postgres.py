@@ -111,7 +111,7 @@ class PostgresBackend(Backend):
                 except BaseException:
                     # Rolled back whatever the texts' fate: theirs is not the error to
                     # show, but the connection is free only once they are done.
-                    with contextlib.suppress(StoreError):
+                    with contextlib.suppress(Exception):
                         self._settle()
                     raise
                 # Committed only once every text is in.

@@ -81,7 +81,12 @@ class Backend:
 
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
         """Insert runs' ``(seq, record text, form)``; a text given as bytes is UTF-8
-        the reader checked."""
+        the reader checked.
+
+        A backend may write them after it returns (PostgreSQL does, while ingest reads
+        the next batch): the next call on it, or the end of the transaction, waits for
+        them and raises their failure, so the transaction still holds them or nothing.
+        """
         raise NotImplementedError
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:

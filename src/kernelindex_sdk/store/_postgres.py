@@ -5,13 +5,23 @@ ON CONFLICT DO NOTHING RETURNING key`` per table: many writers may ingest overla
 files at once; each row is stored once, a writer that meets a row another is inserting
 waits for that one to commit, and since every writer takes its rows in key order,
 table after table, no two wait for each other in a cycle.
+
+Every COPY is binary: numbers are not written out as text for the server to parse back,
+and a record's text goes as the UTF-8 bytes it was read as, unescaped. The record texts
+(keyed by the arrival numbers this writer took, so no other writer can hold them) are
+the one write whose result ingest does not use: they are written on a worker thread while
+ingest reads and checks the next batch, and the server stores them meanwhile.
+``benchmarks/postgres_write_settings.py`` measures the settings.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final
+
+import attrs
 
 from ..errors import MissingDependencyError, StoreError
 from ._backend import Backend
@@ -39,25 +49,73 @@ class PostgresBackend(Backend):
     def __init__(self, url: StoreURL) -> None:
         super().__init__(url)
         try:
+            # UTF-8 whatever the URL or the server's default say: a record's text read as
+            # UTF-8 bytes goes to the server as it is (insert_texts).
             self._db = psycopg.connect(
-                url.target, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S
+                url.target,
+                autocommit=True,
+                connect_timeout=_CONNECT_TIMEOUT_S,
+                client_encoding="UTF8",
             )
         except psycopg.Error as err:
             raise StoreError(source=url.shown, reason=_reason(err)) from err
-        self._staged: set[str] = set()
+        self._compress_with_lz4()
+        # The staging table of each table this connection has written, as made in its
+        # session (a rolled-back transaction takes the ones it made with it).
+        self._staged: dict[str, _Staging] = {}
+        # The record texts being written while the caller goes on (insert_texts).
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="kernelindex-texts")
+        self._pending: Future[None] | None = None
+
+    def _compress_with_lz4(self) -> None:
+        """Compress the values this session stores out of line with lz4, not pglz.
+
+        A run's record text (a few KiB) is stored compressed once its row passes about
+        2 KiB, and pglz's compression was about half the server's work for the texts
+        (benchmarks/results/postgres_write_settings.json: 31 us of CPU a Liger record's
+        text by text COPY with pglz, 16 with lz4). Readers need nothing: each value names
+        its method. A server built without lz4, or older than PostgreSQL 14
+        (no such setting), keeps its own default.
+        """
+        try:
+            self._db.execute("SET default_toast_compression = lz4")
+        except (psycopg.errors.InvalidParameterValue, psycopg.errors.UndefinedObject):
+            pass
+        except psycopg.Error as err:
+            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._settle()
         try:
             cursor = self._db.execute(sql.replace("?", "%s"), params or None)
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as err:
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
 
+    def _settle(self) -> None:
+        """Wait for the record texts being written; raise their failure here.
+
+        Raises:
+            StoreError: when they could not be written (the transaction then rolls back).
+        """
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         try:
             with self._db.transaction():
-                yield
+                try:
+                    yield
+                except BaseException:
+                    # Rolled back whatever the texts' fate: theirs is not the error to
+                    # show, but the connection is free only once they are done.
+                    with contextlib.suppress(Exception):
+                        self._settle()
+                    raise
+                # Committed only once every text is in.
+                self._settle()
         except psycopg.Error as err:
             self._staged.clear()
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
@@ -79,16 +137,38 @@ class PostgresBackend(Backend):
         )
         return {row[0] for row in rows}
 
-    def _stage(self, table: str, columns: Sequence[str]) -> str:
-        staging = f"kernelindex_in_{table}"
-        if staging not in self._staged:
-            # A temporary table of the same column types, emptied at each commit.
-            sql = (
-                f"CREATE TEMPORARY TABLE IF NOT EXISTS {staging} ON COMMIT DELETE ROWS AS"  # noqa: S608
-                f" SELECT {', '.join(columns)} FROM {table} WITH NO DATA"
+    def _stage(self, table: str, columns: Sequence[str]) -> _Staging:
+        staging = self._staged.get(table)
+        if staging is not None and staging.columns == tuple(columns):
+            return staging
+        # The table's column types, by name: its jsonb columns are staged as text (the
+        # INSERT parses them, once) so that every column goes by binary COPY as it is.
+        found = dict(
+            self.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped",
+                (table,),
             )
-            self.execute(sql)
-            self._staged.add(staging)
+        )
+        types = [found[column] for column in columns]
+        staged_types = ["text" if kind == "jsonb" else kind for kind in types]
+        name = f"kernelindex_in_{table}"
+        # A temporary table of those types, emptied at each commit.
+        made = ", ".join(
+            f"{column}::text AS {column}" if kind == "jsonb" else column
+            for column, kind in zip(columns, types, strict=True)
+        )
+        self.execute(f"DROP TABLE IF EXISTS pg_temp.{name}")
+        self.execute(
+            f"CREATE TEMPORARY TABLE {name} ON COMMIT DELETE ROWS AS"  # noqa: S608
+            f" SELECT {made} FROM {table} WITH NO DATA"
+        )
+        selected = ", ".join(
+            f"{column}::jsonb" if kind == "jsonb" else column
+            for column, kind in zip(columns, types, strict=True)
+        )
+        staging = _Staging(name, tuple(columns), staged_types, selected)
+        self._staged[table] = staging
         return staging
 
     def _copy_in(
@@ -99,21 +179,36 @@ class PostgresBackend(Backend):
         rows: Sequence[Sequence[Any]],
         returning: str,
     ) -> list[tuple[Any, ...]]:
-        names = ", ".join(columns)
         staging = self._stage(table, columns)
+        self._settle()
         try:
             with self._db.cursor() as cursor:
-                cursor.execute(f"DELETE FROM {staging}")  # noqa: S608
-                with cursor.copy(f"COPY {staging} ({names}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
+                cursor.execute(f"TRUNCATE {staging.name}")
+                self._write(cursor, staging.name, columns, staging.types, rows)
                 cursor.execute(
-                    f"INSERT INTO {table} ({names}) SELECT {names} FROM {staging}"  # noqa: S608
+                    f"INSERT INTO {table} ({', '.join(columns)})"  # noqa: S608
+                    f" SELECT {staging.selected} FROM {staging.name}"
                     f" ORDER BY {key} ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
                 )
                 return cursor.fetchall()
         except psycopg.Error as err:
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+
+    @staticmethod
+    def _write(
+        cursor: psycopg.Cursor[Any],
+        table: str,
+        columns: Sequence[str],
+        types: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+    ) -> None:
+        """COPY the rows in binary: no value is written as text for the server to parse
+        back (numbers), or escaped (a record's newlines and backslashes)."""
+        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+        with cursor.copy(sql) as copy:
+            copy.set_types(types)
+            for row in rows:
+                copy.write_row(row)
 
     def insert_new(
         self,
@@ -145,32 +240,74 @@ class PostgresBackend(Backend):
         return [found.get(row[0]) for row in rows]
 
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
-        # COPY would write bytes as bytea: the text goes as str.
-        self._copy_rows(
-            "run_texts",
-            ("seq", "record_text", "record_form"),
-            [
-                (seq, text.decode("utf-8") if isinstance(text, bytes) else text, form)
-                for seq, text, form in rows
-            ],
-        )
-
-    def _copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        """COPY rows no other writer can hold (keyed by numbers this one took)."""
+        """Write the texts while the caller goes on (reading and checking the next batch
+        of records): the server stores them on its own core, the one call whose result
+        ingest does not wait for. The next call on the connection, or the end of the
+        transaction, waits for them and raises their failure."""
+        self._settle()
         if not rows:
             return
+        # A text read as UTF-8 bytes goes as it is: binary COPY sends a text column's
+        # bytes, which the server checks as UTF-8 (this session's encoding), with no
+        # decoding to str here and encoding back.
+        data = [
+            (seq, text.encode("utf-8") if isinstance(text, str) else text, form)
+            for seq, text, form in rows
+        ]
+        self._pending = self._writer.submit(self._write_texts, data)
+
+    def _write_texts(self, rows: Sequence[tuple[int, bytes, str]]) -> None:
+        """COPY rows no other writer can hold (keyed by numbers this one took)."""
         try:
-            with (
-                self._db.cursor() as cursor,
-                cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
-            ):
-                for row in rows:
-                    copy.write_row(row)
+            with self._db.cursor() as cursor:
+                self._write(
+                    cursor,
+                    "run_texts",
+                    ("seq", "record_text", "record_form"),
+                    ("int8", "bytea", "text"),
+                    rows,
+                )
         except psycopg.Error as err:
             raise StoreError(source=self.url.shown, reason=_reason(err)) from err
 
+    def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
+        # One statement for all the names (an array), not one per few hundred.
+        rows = self.execute(
+            "SELECT r.name, t.record_text, r.source FROM runs r"
+            " JOIN run_texts t ON t.seq = r.seq WHERE r.name = ANY (?)",
+            (list(names),),
+        )
+        return {name: (text, source) for name, text, source in rows}
+
+    def fetch(
+        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
+    ) -> dict[str, tuple[Any, ...]]:
+        if not keys:
+            return {}
+        rows = self.execute(
+            f"SELECT {', '.join((key, *columns))} FROM {table} WHERE {key} = ANY (?)",  # noqa: S608
+            (list(keys),),
+        )
+        return {row[0]: tuple(row[1:]) for row in rows}
+
     def close(self) -> None:
-        self._db.close()
+        try:
+            self._settle()
+        finally:
+            self._writer.shutdown()
+            self._db.close()
+
+
+@attrs.frozen
+class _Staging:
+    """A temporary table that a table's rows are copied into before they are inserted."""
+
+    name: str
+    columns: tuple[str, ...]
+    #: The staged columns' types, as binary COPY sends them.
+    types: list[str]
+    #: The select list that gives the table's columns from the staged ones.
+    selected: str
 
 
 def _reason(err: psycopg.Error) -> str:

@@ -243,3 +243,67 @@ def test_untimed_memory_rows_take_the_quick_pass() -> None:
     with_timing["spec"]["timing"] = {"latencyNs": {"median": 5}, "primaryStatistic": "median"}
     assert not _quick_checks.passes(with_timing, protocol)
     assert _problems(with_timing, protocol)
+
+
+_RANKED = ["min", "p5", "p20", "median", "p80", "max"]
+_WHOLE = [0, 1, 2, 999, 1000, 1001, 2**52 - 1, 2**52, 2**53 - 1]
+whole_measurement = st.fixed_dictionaries(
+    {
+        "metric": st.sampled_from(["latency", "latency", "latency", "bandwidth", "errors"]),
+        "statistic": st.sampled_from([*_RANKED, "mean"]),
+        "unit": st.sampled_from(["ns", "ns", "ns", "us", "GB/s", "1"]),
+        "value": st.sampled_from([*_WHOLE, 1000.5, 1e308]),
+    }
+)
+whole_spec = st.fixed_dictionaries(
+    {
+        "status": st.just("passed"),
+        "observedAt": st.just("2026-05-27T17:14:29.000Z"),
+        "timing": st.fixed_dictionaries(
+            {
+                "latencyNs": st.dictionaries(
+                    st.sampled_from([*_RANKED, "mean"]), st.sampled_from(_WHOLE), min_size=1
+                ),
+                "primaryStatistic": st.just("median"),
+            }
+        ),
+        "measurements": st.lists(whole_measurement, max_size=4),
+    }
+)
+
+
+@settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(spec=whole_spec)
+def test_whole_nanoseconds_agree_with_the_table(spec: dict[str, Any]) -> None:
+    """The shortcut for latencies in whole nanoseconds says "no problem" only where the
+    table finds none, for the records it takes (integers compared with and without
+    latencyNs' half-nanosecond slack, ties, a measured median, near 2^52)."""
+    spec["timing"]["latencyNs"].setdefault("median", 1000)
+    run = {"spec": spec}
+    decided = _quick_checks._whole_nanoseconds(spec, spec["timing"]["latencyNs"])
+    if decided:
+        assert _problems(run, None) == []
+        assert _quick_checks.passes(run, None)
+
+
+def test_whole_nanoseconds_take_the_common_records_and_leave_the_rest() -> None:
+    """Not vacuous: it takes the records it is for and leaves others to the general pass."""
+    spec: dict[str, Any] = {
+        "timing": {"latencyNs": {"median": 1000}},
+        "measurements": [
+            {"metric": "latency", "statistic": "p20", "unit": "ns", "value": 1000},
+            {"metric": "latency", "statistic": "p80", "unit": "ns", "value": 1001},
+            {"metric": "bandwidth", "statistic": "median", "unit": "GB/s", "value": 25.5},
+        ],
+    }
+    latency = spec["timing"]["latencyNs"]
+    assert _quick_checks._whole_nanoseconds(spec, latency)
+    for where, value in [("p20", 1001), ("p80", 999), ("p20", 1000.0), ("p20", 2**52)]:
+        changed = json.loads(json.dumps(spec))
+        index = 0 if where == "p20" else 1
+        changed["measurements"][index]["value"] = value
+        assert not _quick_checks._whole_nanoseconds(changed, latency), (where, value)
+    twice = json.loads(json.dumps(spec))
+    twice["measurements"].append(dict(twice["measurements"][2]))
+    assert not _quick_checks._whole_nanoseconds(twice, latency)
+    assert not _quick_checks._whole_nanoseconds(spec, {"median": 1000, "mean": 1000})

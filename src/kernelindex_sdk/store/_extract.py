@@ -19,7 +19,6 @@ from ..digest import environment_digest, protocol_digest
 __all__ = [
     "ObjectRow",
     "canonical",
-    "has_bool_or_unit",
     "json_equal",
     "object_row",
     "object_specs",
@@ -68,21 +67,6 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
-
-
-def has_bool_or_unit(value: Any) -> bool:
-    """Whether a JSON value holds a boolean, or a number equal to 0 or 1: where Python's
-    ``==`` (``True == 1``) is not JSON's equality."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, bool) or (isinstance(node, (int, float)) and node in (0, 1)):
-            return True
-    return False
 
 
 @attrs.frozen
@@ -172,19 +156,20 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     latency = (timing.get("latencyNs") if timing else None) or _EMPTY
     median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
     if median is None or p20 is None or p80 is None:
-        # Most records carry the median in timing and the quantiles as measurements.
+        # Most records carry the median in timing and the quantiles as measurements
+        # (validated: each has its metric, statistic, unit and value).
         for m in spec.get("measurements", ()):
-            if m.get("metric") != "latency":
+            if m["metric"] != "latency":
                 continue
-            statistic = m.get("statistic")
+            statistic = m["statistic"]
             if statistic == "p20":
                 if p20 is None:
-                    p20 = _ns(m.get("value"), m.get("unit", ""))
+                    p20 = _ns(m["value"], m["unit"])
             elif statistic == "p80":
                 if p80 is None:
-                    p80 = _ns(m.get("value"), m.get("unit", ""))
+                    p80 = _ns(m["value"], m["unit"])
             elif statistic == "median" and median is None:
-                median = _ns(m.get("value"), m.get("unit", ""))
+                median = _ns(m["value"], m["unit"])
     return (
         None if median is None else round(median),
         None if p20 is None else round(p20),

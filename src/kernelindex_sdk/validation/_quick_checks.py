@@ -17,6 +17,7 @@ each check's source, and holds the two to the same answers on generated records.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import re
@@ -41,6 +42,8 @@ _COVERED: Final = (
     _semantic.check_median_matches,
     _semantic.check_duplicate_measurements,
 )
+# The table as imported, when it is the one taught here (else None).
+_IMPORTED: Final = _semantic.CHECKS if _semantic.CHECKS == _COVERED else None
 # observedAt with the time of day in range (hour < 24, minute and second < 60), as
 # datetime() requires: only the date then needs the calendar.
 _INSTANT: Final = re.compile(
@@ -74,7 +77,10 @@ def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
         run: The run document (schema-valid).
         protocol: The protocol document of the same input, or None.
     """
-    if _semantic.CHECKS != _COVERED:
+    checks = _semantic.CHECKS
+    # The taught table as imported is the same object: compared item by item only once
+    # replaced.
+    if checks is not _IMPORTED and checks != _COVERED:
         return False
     spec = run["spec"]
     # A failed run's rules, and a protocol that timed nothing, are left to the table.
@@ -85,10 +91,68 @@ def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
         return False
     # check_protocol_timer: a protocol that timed nothing allows no duration either.
     untimed = protocol is not None and protocol["spec"]["measurement"]["timer"] == "not_applicable"
-    values = _values(spec, {} if timing is None else timing["latencyNs"], untimed=untimed)
+    latency = _NO_LATENCY if timing is None else timing["latencyNs"]
+    if not untimed and _whole_nanoseconds(spec, latency):
+        return True
+    values = _values(spec, latency, untimed=untimed)
     return values is not None and all(
         len(found) == 1 or _ordered(found) for found in values.values()
     )
+
+
+_NO_LATENCY: Final[dict[str, Any]] = {}
+# Below 2^52 an integer, its sum with 0.5 and every difference of two are exact doubles.
+_WHOLE_LIMIT: Final = 2**52
+
+
+def _whole_nanoseconds(spec: dict[str, Any], latency: dict[str, Any]) -> bool:
+    """True where the value checks certainly pass for the common timed run: every latency
+    an integer number of nanoseconds in [0, 2^52) with a ranked statistic (no mean), and
+    any other metric given once; False to leave the record to :func:`_values`.
+
+    For such integers ``_semantic._below(a, b)`` is ``a < b`` whether or not either came
+    from latencyNs (its half-nanosecond slack cannot separate two integers; the floating
+    point it tries first is exact below 2^52), so check_quantile_order asks only that
+    the values, in the order of their ranks, never fall; check_mean_in_range has no
+    mean to place; check_median_matches asks a measured median to equal latencyNs'.
+    A metric given once has no order to keep, and check_units only its dimension and
+    a finite value. The caller has ruled out a protocol that timed nothing.
+    """
+    ranked = []
+    for statistic, value in latency.items():
+        rank = _ORDER.get(statistic)
+        if rank is None or type(value) is not int or not 0 <= value < _WHOLE_LIMIT:
+            return False
+        ranked.append((rank, value))
+    median = latency.get("median")
+    measured: set[str] = set()
+    others: set[str] = set()
+    for m in spec.get("measurements", ()):
+        metric, unit, value = m["metric"], m["unit"], m["value"]
+        if metric == "latency":
+            statistic = m["statistic"]
+            rank = _ORDER.get(statistic)
+            if (
+                unit != "ns"
+                or rank is None
+                or type(value) is not int
+                or not 0 <= value < _WHOLE_LIMIT
+                or statistic in measured
+                or (statistic == "median" and median is not None and value != median)
+            ):
+                return False
+            measured.add(statistic)
+            ranked.append((rank, value))
+            continue
+        if metric in others:
+            return False
+        others.add(metric)
+        dimension, factor = UNITS[unit]
+        expected = _METRIC_DIMENSION.get(metric, dimension)
+        if dimension != expected or not math.isfinite(_scaled(value, factor)):
+            return False
+    ranked.sort()
+    return all(low[1] <= high[1] for low, high in itertools.pairwise(ranked))
 
 
 def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | None) -> bool:

@@ -17,7 +17,6 @@ each check's source, and holds the two to the same answers on generated records.
 
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 import re
@@ -92,7 +91,7 @@ def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
     # check_protocol_timer: a protocol that timed nothing allows no duration either.
     untimed = protocol is not None and protocol["spec"]["measurement"]["timer"] == "not_applicable"
     latency = _NO_LATENCY if timing is None else timing["latencyNs"]
-    if not untimed and _whole_nanoseconds(spec, latency):
+    if _plain_values(spec, latency, untimed=untimed):
         return True
     values = _values(spec, latency, untimed=untimed)
     return values is not None and all(
@@ -105,54 +104,85 @@ _NO_LATENCY: Final[dict[str, Any]] = {}
 _WHOLE_LIMIT: Final = 2**52
 
 
-def _whole_nanoseconds(spec: dict[str, Any], latency: dict[str, Any]) -> bool:
-    """True where the value checks certainly pass for the common timed run: every latency
-    an integer number of nanoseconds in [0, 2^52) with a ranked statistic (no mean), and
-    any other metric given once; False to leave the record to :func:`_values`.
+def _plain_values(spec: dict[str, Any], latency: dict[str, Any], *, untimed: bool) -> bool:
+    """True where the value checks certainly pass for the common run, whose values compare
+    as plain numbers; False to leave the record to :func:`_values`.
 
-    For such integers ``_semantic._below(a, b)`` is ``a < b`` whether or not either came
-    from latencyNs (its half-nanosecond slack cannot separate two integers; the floating
-    point it tries first is exact below 2^52), so check_quantile_order asks only that
-    the values, in the order of their ranks, never fall; check_mean_in_range has no
-    mean to place; check_median_matches asks a measured median to equal latencyNs'.
-    A metric given once has no order to keep, and check_units only its dimension and
-    a finite value. The caller has ruled out a protocol that timed nothing.
+    Within each metric every statistic has its own rank (no mean or stddev, none given
+    twice, no measured median beside latencyNs'); latencies, in latencyNs or measured,
+    are integers of nanoseconds in [0, 2^52); each other metric's measurements share one
+    unit and one number type. For such values ``_semantic._below(a, b)`` is ``a < b``:
+    latencyNs' half-nanosecond slack cannot separate two integers (its floating point
+    decides only by more than its own error), and within one unit and type the exact
+    values keep the order of the written ones (distinct doubles have their shortest
+    decimals in the same order). So check_quantile_order asks only that each metric's
+    values, in the order of their ranks, never fall; check_duplicate_measurements,
+    check_mean_in_range and check_median_matches have nothing to report; check_units
+    asks a dimension and a finite value of each measurement, check_protocol_timer
+    (``untimed``) no duration.
     """
+    ranked = _whole_ranks(latency) if latency else []
+    if ranked is None:
+        return False
+    others = None
+    for m in spec.get("measurements", ()):
+        value = m["value"]
+        rank = _ORDER.get(m["statistic"])
+        if rank is None:
+            return False
+        if m["metric"] != "latency":
+            others = [m] if others is None else [*others, m]
+        elif (
+            untimed or m["unit"] != "ns" or type(value) is not int or not 0 <= value < _WHOLE_LIMIT
+        ):
+            return False
+        else:
+            ranked.append((rank, value))
+    if len(ranked) > 1 and not _rising(ranked):
+        return False
+    return others is None or _plain_others(others, untimed=untimed)
+
+
+def _plain_others(measurements: list[dict[str, Any]], *, untimed: bool) -> bool:
+    """:func:`_plain_values` for the measurements of metrics other than latency."""
+    groups: dict[str, list[tuple[int, Any]]] = {}
+    forms: dict[str, tuple[str, type]] = {}
+    for m in measurements:
+        metric, unit, value = m["metric"], m["unit"], m["value"]
+        form = (unit, type(value))
+        dimension, factor = UNITS[unit]
+        if (
+            forms.setdefault(metric, form) != form
+            or dimension != _METRIC_DIMENSION.get(metric, dimension)
+            or (untimed and dimension == "time")
+            or not math.isfinite(_scaled(value, factor))
+        ):
+            return False
+        groups.setdefault(metric, []).append((_ORDER[m["statistic"]], value))
+    return all(len(found) == 1 or _rising(found) for found in groups.values())
+
+
+def _whole_ranks(latency: dict[str, Any]) -> list[tuple[int, Any]] | None:
+    """latencyNs as (rank, value), when every statistic is ranked and every value an
+    integer in [0, 2^52); else None."""
     ranked = []
     for statistic, value in latency.items():
         rank = _ORDER.get(statistic)
         if rank is None or type(value) is not int or not 0 <= value < _WHOLE_LIMIT:
-            return False
+            return None
         ranked.append((rank, value))
-    median = latency.get("median")
-    measured: set[str] = set()
-    others: set[str] = set()
-    for m in spec.get("measurements", ()):
-        metric, unit, value = m["metric"], m["unit"], m["value"]
-        if metric == "latency":
-            statistic = m["statistic"]
-            rank = _ORDER.get(statistic)
-            if (
-                unit != "ns"
-                or rank is None
-                or type(value) is not int
-                or not 0 <= value < _WHOLE_LIMIT
-                or statistic in measured
-                or (statistic == "median" and median is not None and value != median)
-            ):
-                return False
-            measured.add(statistic)
-            ranked.append((rank, value))
-            continue
-        if metric in others:
+    return ranked
+
+
+def _rising(found: list[tuple[int, Any]]) -> bool:
+    """Whether the values, in the order of their ranks (each rank once), never fall."""
+    found.sort()
+    low = found[0]
+    for high in found[1:]:
+        if low[0] == high[0] or low[1] > high[1]:
             return False
-        others.add(metric)
-        dimension, factor = UNITS[unit]
-        expected = _METRIC_DIMENSION.get(metric, dimension)
-        if dimension != expected or not math.isfinite(_scaled(value, factor)):
-            return False
-    ranked.sort()
-    return all(low[1] <= high[1] for low, high in itertools.pairwise(ranked))
+        low = high
+    return True
 
 
 def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | None) -> bool:

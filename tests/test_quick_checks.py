@@ -274,7 +274,7 @@ plain_spec = st.fixed_dictionaries(
 
 def _plain(spec: dict[str, Any], *, untimed: bool = False) -> bool:
     latency = spec["timing"]["latencyNs"] if "timing" in spec else {}
-    return _quick_checks._plain_values(spec, latency, untimed=untimed)
+    return _quick_checks._plain_values(spec, latency, untimed)
 
 
 @settings(max_examples=4000, suppress_health_check=[HealthCheck.too_slow], deadline=None)

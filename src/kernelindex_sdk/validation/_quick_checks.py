@@ -91,7 +91,7 @@ def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
     # check_protocol_timer: a protocol that timed nothing allows no duration either.
     untimed = protocol is not None and protocol["spec"]["measurement"]["timer"] == "not_applicable"
     latency = _NO_LATENCY if timing is None else timing["latencyNs"]
-    if _plain_values(spec, latency, untimed=untimed):
+    if _plain_values(spec, latency, untimed):
         return True
     values = _values(spec, latency, untimed=untimed)
     return values is not None and all(
@@ -104,7 +104,11 @@ _NO_LATENCY: Final[dict[str, Any]] = {}
 _WHOLE_LIMIT: Final = 2**52
 
 
-def _plain_values(spec: dict[str, Any], latency: dict[str, Any], *, untimed: bool) -> bool:
+# One pass with nothing called that need not be: on this path a call costs as much as
+# a check.
+def _plain_values(  # noqa: PLR0911, PLR0912
+    spec: dict[str, Any], latency: dict[str, Any], untimed: bool
+) -> bool:
     """True where the value checks certainly pass for the common run, whose values compare
     as plain numbers; False to leave the record to :func:`_values`.
 
@@ -121,57 +125,59 @@ def _plain_values(spec: dict[str, Any], latency: dict[str, Any], *, untimed: boo
     asks a dimension and a finite value of each measurement, check_protocol_timer
     (``untimed``) no duration.
     """
-    ranked = _whole_ranks(latency) if latency else []
-    if ranked is None:
-        return False
-    others = None
-    for m in spec.get("measurements", ()):
-        value = m["value"]
-        rank = _ORDER.get(m["statistic"])
-        if rank is None:
-            return False
-        if m["metric"] != "latency":
-            others = [m] if others is None else [*others, m]
-        elif (
-            untimed or m["unit"] != "ns" or type(value) is not int or not 0 <= value < _WHOLE_LIMIT
-        ):
-            return False
-        else:
-            ranked.append((rank, value))
-    if len(ranked) > 1 and not _rising(ranked):
-        return False
-    return others is None or _plain_others(others, untimed=untimed)
-
-
-def _plain_others(measurements: list[dict[str, Any]], *, untimed: bool) -> bool:
-    """:func:`_plain_values` for the measurements of metrics other than latency."""
-    groups: dict[str, list[tuple[int, Any]]] = {}
-    forms: dict[str, tuple[str, type]] = {}
-    for m in measurements:
-        metric, unit, value = m["metric"], m["unit"], m["value"]
-        form = (unit, type(value))
-        dimension, factor = UNITS[unit]
-        if (
-            forms.setdefault(metric, form) != form
-            or dimension != _METRIC_DIMENSION.get(metric, dimension)
-            or (untimed and dimension == "time")
-            or not math.isfinite(_scaled(value, factor))
-        ):
-            return False
-        groups.setdefault(metric, []).append((_ORDER[m["statistic"]], value))
-    return all(len(found) == 1 or _rising(found) for found in groups.values())
-
-
-def _whole_ranks(latency: dict[str, Any]) -> list[tuple[int, Any]] | None:
-    """latencyNs as (rank, value), when every statistic is ranked and every value an
-    integer in [0, 2^52); else None."""
     ranked = []
     for statistic, value in latency.items():
         rank = _ORDER.get(statistic)
         if rank is None or type(value) is not int or not 0 <= value < _WHOLE_LIMIT:
-            return None
+            return False
         ranked.append((rank, value))
-    return ranked
+    others: list[dict[str, Any]] | None = None
+    for m in spec.get("measurements", ()):
+        metric, value = m["metric"], m["value"]
+        rank = _ORDER.get(m["statistic"])
+        if rank is None:
+            return False
+        if metric == "latency":
+            if untimed or m["unit"] != "ns" or type(value) is not int:
+                return False
+            if not 0 <= value < _WHOLE_LIMIT:
+                return False
+            ranked.append((rank, value))
+            continue
+        dimension, factor = UNITS[m["unit"]]
+        scaled = value * factor if type(value) is float else _scaled(value, factor)
+        if (
+            dimension != _METRIC_DIMENSION.get(metric, dimension)
+            or (untimed and dimension == "time")
+            or not math.isfinite(scaled)
+        ):
+            return False
+        if others is None:
+            others = [m]
+        else:
+            others.append(m)
+    if len(ranked) > 1:
+        ranked.sort()
+        low = ranked[0]
+        for high in ranked[1:]:
+            if low[0] == high[0] or low[1] > high[1]:
+                return False
+            low = high
+    return others is None or len(others) == 1 or _plain_others(others)
+
+
+def _plain_others(measurements: list[dict[str, Any]]) -> bool:
+    """:func:`_plain_values` for several measurements of metrics other than latency,
+    each of a ranked statistic, a dimension its metric takes and a finite value."""
+    groups: dict[str, list[tuple[int, Any]]] = {}
+    forms: dict[str, tuple[str, type]] = {}
+    for m in measurements:
+        metric, value = m["metric"], m["value"]
+        form = (m["unit"], type(value))
+        if forms.setdefault(metric, form) != form:
+            return False
+        groups.setdefault(metric, []).append((_ORDER[m["statistic"]], value))
+    return all(len(found) == 1 or _rising(found) for found in groups.values())
 
 
 def _rising(found: list[tuple[int, Any]]) -> bool:

@@ -49,10 +49,10 @@ UNPROVEN: Final = object()
 _UNMARKED: Final = bytes(c for c in range(256) if c not in b":[{")
 # How orjson ends an integral float below 1e16 (2.0 -> "2.0"), before what may follow a
 # number in its compact text; larger ones it writes with "e+".
-_INTEGRAL: Final = re.compile(rb"\.0[,\]}]|\.0\Z")
+_INTEGRAL: Final = re.compile(rb"\.0(?:[,\]}]|\Z)")
 
 
-def quick_value(data: str | bytes, *, max_brackets: int = MAX_DEPTH) -> Any:
+def quick_value(data: str | bytes, max_brackets: int = MAX_DEPTH) -> Any:
     """The value of ``data`` when it is proven to parse strictly without a problem.
 
     Args:

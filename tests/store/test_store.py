@@ -445,3 +445,21 @@ def test_a_repeated_digest_with_another_object_is_refused_in_any_batch(
         assert [p.problem.code for p in report.problems] == ["digest-clash"]
         assert f"at-{position}.jsonl:{position + 1}:" in str(report.problems[0])
         assert store.rows() == []
+
+
+def test_labels_are_stored_as_json_writes_them_for_every_character() -> None:
+    """The labels and annotations columns hold json's compact text (ensure_ascii=False),
+    which the store writes with orjson: the same text for every code point, as key and
+    as value; a string orjson refuses (a lone surrogate) still gets json's text."""
+    from kernelindex_sdk.store._extract import _compact
+
+    def json_text(value: dict[str, Any]) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    characters = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(characters), 4096):
+        chunk = characters[start : start + 4096]
+        value = {f"k{c}": f"v{c}" for c in chunk}
+        assert _compact(value) == json_text(value)
+    for value in ({}, {"a": "\ud800"}, {"kernelindex.dev/commit": "c0ffee", "x": ""}):
+        assert _compact(value) == json_text(value)

@@ -163,7 +163,10 @@ def _plain_values(  # noqa: PLR0911, PLR0912
             if low[0] == high[0] or low[1] > high[1]:
                 return False
             low = high
-    return others is None or len(others) == 1 or _plain_others(others)
+    # Other metrics given once each (the common case) have no order to keep.
+    return (
+        others is None or len({m["metric"] for m in others}) == len(others) or _plain_others(others)
+    )
 
 
 def _plain_others(measurements: list[dict[str, Any]]) -> bool:

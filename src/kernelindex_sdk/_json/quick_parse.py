@@ -99,5 +99,5 @@ def _proven(raw: bytes, marks: bytes, written: bytes) -> bool:
     if (b"+" in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
         return False
     # Text that is orjson's own writing of the value has no repeated key; otherwise the
-    # colons decide (the brackets of a writing of the same value are the same too).
-    return written == raw or marks == written.translate(None, _UNMARKED)
+    # colons decide (counted in C: the count of one byte is cheaper than a translation).
+    return written == raw or marks.count(b":") == written.count(b":")

@@ -236,3 +236,19 @@ def test_same_json_is_rfc_8785_equality(tree: Any, choices: list[bool]) -> None:
     expected = digest.canonical_bytes(tree) == digest.canonical_bytes(other)
     assert same_json(tree, other) == expected
     assert same_json(other, tree) == expected
+
+
+def test_a_repeat_matched_by_its_text_is_the_same_json_value() -> None:
+    """A repeat is matched by orjson's text first, which is one text only for one JSON
+    value: NaN or an infinity (which orjson writes as null) never matches null, nor true
+    1; keys in another order and 1 against 1.0 are still decided as before."""
+    from kernelindex_sdk.validation._input_rules import same_json
+
+    nan, inf = float("nan"), float("inf")
+    assert same_json({"x": [1, "a", None]}, {"x": [1, "a", None]})
+    assert same_json({"a": 1, "b": 2}, {"b": 2, "a": 1})
+    assert not same_json({"x": None}, {"x": nan})
+    assert not same_json({"x": None}, {"x": -inf})
+    assert not same_json({"x": nan}, {"x": None})
+    assert not same_json({"x": 1}, {"x": True})
+    assert same_json({"x": 1}, {"x": 1.0})

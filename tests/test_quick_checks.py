@@ -243,3 +243,96 @@ def test_untimed_memory_rows_take_the_quick_pass() -> None:
     with_timing["spec"]["timing"] = {"latencyNs": {"median": 5}, "primaryStatistic": "median"}
     assert not _quick_checks.passes(with_timing, protocol)
     assert _problems(with_timing, protocol)
+
+
+_RANKED = ["min", "p5", "p20", "median", "p80", "max"]
+_WHOLE = [0, 1, 2, 999, 1000, 1001, 2**52 - 1, 2**52, 2**53 - 1]
+_PLAIN_FLOATS = [0.0, 0.1, 0.30000000000000004, 0.3, 999.5, 1000.0, 1000.5, 1e-7, 1e308]
+plain_measurement = st.fixed_dictionaries(
+    {
+        "metric": st.sampled_from(["latency", "latency", "memory", "bandwidth", "errors"]),
+        "statistic": st.sampled_from([*_RANKED, "mean"]),
+        "unit": st.sampled_from(["ns", "ns", "ms", "MiB", "GiB", "GB/s", "1"]),
+        "value": st.sampled_from([*_WHOLE, *_PLAIN_FLOATS]),
+    }
+)
+plain_spec = st.fixed_dictionaries(
+    {"status": st.just("passed"), "observedAt": st.just("2026-05-27T17:14:29.000Z")},
+    optional={
+        "timing": st.fixed_dictionaries(
+            {
+                "latencyNs": st.dictionaries(
+                    st.sampled_from([*_RANKED, "mean"]), st.sampled_from(_WHOLE), min_size=1
+                ),
+                "primaryStatistic": st.just("median"),
+            }
+        ),
+        "measurements": st.lists(plain_measurement, max_size=4),
+    },
+)
+
+
+def _plain(spec: dict[str, Any], *, untimed: bool = False) -> bool:
+    latency = spec["timing"]["latencyNs"] if "timing" in spec else {}
+    return _quick_checks._plain_values(spec, latency, untimed)
+
+
+@settings(max_examples=4000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(spec=plain_spec, untimed=st.booleans())
+def test_plain_values_agree_with_the_table(spec: dict[str, Any], untimed: bool) -> None:
+    """The shortcut for values that compare as plain numbers says "no problem" only where
+    the table finds none (integers with and without latencyNs' half-nanosecond slack,
+    ties, a measured median, near 2^52, floats in one unit whose products round, a
+    protocol that timed nothing)."""
+    if "timing" in spec:
+        spec["timing"]["latencyNs"].setdefault("median", 1000)
+    if untimed:
+        spec.pop("timing", None)
+    protocol = {
+        "spec": {
+            "measurement": {
+                "timer": "not_applicable" if untimed else "cuda_events",
+                "primaryStatistic": "median",
+            }
+        }
+    }
+    run = {"spec": spec}
+    if _plain(spec, untimed=untimed):
+        assert _problems(run, protocol) == []
+        assert _quick_checks.passes(run, protocol)
+
+
+def test_plain_values_take_the_common_records_and_leave_the_rest() -> None:
+    """Not vacuous: it takes the records it is for and leaves the others to the general
+    pass, which has the last word."""
+    spec: dict[str, Any] = {
+        "timing": {"latencyNs": {"median": 1000}},
+        "measurements": [
+            {"metric": "latency", "statistic": "p20", "unit": "ns", "value": 1000},
+            {"metric": "latency", "statistic": "p80", "unit": "ns", "value": 1001},
+            {"metric": "bandwidth", "statistic": "median", "unit": "GB/s", "value": 25.5},
+        ],
+    }
+    assert _plain(spec)
+    for where, value in [("p20", 1001), ("p80", 999), ("p20", 1000.0), ("p20", 2**52)]:
+        changed = json.loads(json.dumps(spec))
+        changed["measurements"][0 if where == "p20" else 1]["value"] = value
+        assert not _plain(changed), (where, value)
+    twice = json.loads(json.dumps(spec))
+    twice["measurements"].append(dict(twice["measurements"][2]))
+    assert not _plain(twice)
+    with_mean = json.loads(json.dumps(spec))
+    with_mean["timing"]["latencyNs"]["mean"] = 1000
+    assert not _plain(with_mean)
+    # Liger's memory rows: three statistics in MiB under a protocol that timed nothing.
+    memory: dict[str, Any] = {
+        "measurements": [
+            {"metric": "memory", "statistic": s, "unit": "MiB", "value": v}
+            for s, v in (("median", 256.5), ("p20", 256.25), ("p80", 300.0))
+        ]
+    }
+    assert _plain(memory, untimed=True)
+    memory["measurements"][1]["value"] = 256.75
+    assert not _plain(memory, untimed=True)
+    mixed = {"measurements": [*spec["measurements"][:1], {**spec["measurements"][1], "unit": "us"}]}
+    assert not _plain(mixed)

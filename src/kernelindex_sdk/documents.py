@@ -62,6 +62,8 @@ _READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
+# JSON's whitespace as bytes (a form feed is none), as _jsontext.is_blank strips it.
+_JSON_WHITESPACE: Final = b" \t\r\n"
 
 OnError = Callable[[InputError], None]
 #: Called with a notice: something worth saying that is not a problem (one line).
@@ -225,9 +227,13 @@ def _lines(
         if not _jsontext.is_blank(line):
             yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
         number += 1
-    while line := _read_line(stream, source, number):
-        if not _jsontext.is_blank(line):
-            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
+    # The loop of every line of a file: _read_line and is_blank written out.
+    readline = stream.readline
+    while line := readline(MAX_DOCUMENT_BYTES + 1):
+        if len(line) > MAX_DOCUMENT_BYTES:
+            raise _too_large(f"{source}:{number}")
+        if line.strip(_JSON_WHITESPACE):
+            yield Document(source, number, line.rstrip(b"\n"), True)
         number += 1
 
 

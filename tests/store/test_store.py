@@ -251,11 +251,7 @@ def test_standalone_protocol_documents_are_stored_and_exported(
 
 
 def test_json_equality_is_strict_about_booleans_not_number_forms() -> None:
-    from kernelindex_sdk.store._extract import has_bool_or_unit, json_equal
-
-    assert has_bool_or_unit({"a": [{"b": False}]})
-    assert has_bool_or_unit({"a": [2, 1.0]})
-    assert not has_bool_or_unit({"a": [2, 0.5, "1", None, {"b": "true"}]})
+    from kernelindex_sdk.store._extract import json_equal
 
     assert json_equal({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
     assert json_equal(1e300, 10**300)
@@ -381,3 +377,89 @@ def test_texts_stay_with_their_runs_when_stored_runs_are_interleaved(
     assert (report.added, report.identical) == (len(found) - len(found[3::5]), len(found[3::5]))
     names = [json.loads(line)["run"]["metadata"]["name"] for line in found]
     assert dict(store.records(names)) == dict(zip(names, found, strict=True))
+
+
+# JSON values where Python's == and JSON's equality part ways, or numbers meet at the
+# edges of a double: the pairs an object's repeat under one digest could differ by.
+_EDGE_VALUES: list[Any] = [
+    True,
+    False,
+    None,
+    0,
+    1,
+    0.0,
+    1.0,
+    -0.0,
+    2.5,
+    2**53,
+    2**53 + 1,
+    float(2**53),
+    10**300,
+    1e300,
+    "1",
+    "true",
+    [],
+    {},
+    [1],
+    [True],
+    {"a": 1},
+    {"a": 1.0},
+    {"a": True},
+    {"b": 1},
+]
+
+
+def test_input_rules_are_as_strict_as_the_stores_object_equality() -> None:
+    """Ingest stores the first object of each digest in a file without comparing the
+    repeats (validation's InputRules refused any that differ): that holds only if every
+    pair the store's own equality (json_equal) tells apart, InputRules tells apart too."""
+    from kernelindex_sdk.store._extract import json_equal
+    from kernelindex_sdk.validation._input_rules import same_json
+
+    values = _EDGE_VALUES + [{"parameters": {"x": v}} for v in _EDGE_VALUES]
+    pairs = 0
+    for a in values:
+        for b in values:
+            if not json_equal(a, b):
+                pairs += 1
+                assert not same_json(a, b), (a, b)
+    assert pairs > 1000
+
+
+@pytest.mark.parametrize("changed", [True, 1.5, "1", 2, False])
+@pytest.mark.usefixtures("small_batches")
+def test_a_repeated_digest_with_another_object_is_refused_in_any_batch(
+    store: Store, tmp_path: Path, changed: Any
+) -> None:
+    """The first object of a digest is stored and its repeats are not compared by the
+    store: a repeat that differs (in the same batch or a later one) is still refused, by
+    validation's rules over the whole file."""
+    docs = [bundle(params={"tokens": i, "dtype": "fp32", "x": 1}) for i in range(5)]
+    for position in (1, 5):
+        lying = json.loads(json.dumps(docs[0]))
+        lying["run"]["metadata"]["name"] += "-lie"
+        lying["run"]["spec"]["workload"]["parameters"]["x"] = changed
+        records = [*docs]
+        records.insert(position, lying)
+        report = store.ingest([lines(tmp_path / f"at-{position}.jsonl", records)])
+        assert [p.problem.code for p in report.problems] == ["digest-clash"]
+        assert f"at-{position}.jsonl:{position + 1}:" in str(report.problems[0])
+        assert store.rows() == []
+
+
+def test_labels_are_stored_as_json_writes_them_for_every_character() -> None:
+    """The labels and annotations columns hold json's compact text (ensure_ascii=False),
+    which the store writes with orjson: the same text for every code point, as key and
+    as value; a string orjson refuses (a lone surrogate) still gets json's text."""
+    from kernelindex_sdk.store._extract import _compact
+
+    def json_text(value: dict[str, Any]) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    characters = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(characters), 4096):
+        chunk = characters[start : start + 4096]
+        value = {f"k{c}": f"v{c}" for c in chunk}
+        assert _compact(value) == json_text(value)
+    for value in ({}, {"a": "\ud800"}, {"kernelindex.dev/commit": "c0ffee", "x": ""}):
+        assert _compact(value) == json_text(value)

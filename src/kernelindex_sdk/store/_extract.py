@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import attrs
+import orjson
 
 from .. import provenance
 from .._base.units import NS_PER as _NS_PER
@@ -19,7 +20,6 @@ from ..digest import environment_digest, protocol_digest
 __all__ = [
     "ObjectRow",
     "canonical",
-    "has_bool_or_unit",
     "json_equal",
     "object_row",
     "object_specs",
@@ -68,21 +68,6 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and a == b
-
-
-def has_bool_or_unit(value: Any) -> bool:
-    """Whether a JSON value holds a boolean, or a number equal to 0 or 1: where Python's
-    ``==`` (``True == 1``) is not JSON's equality."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, bool) or (isinstance(node, (int, float)) and node in (0, 1)):
-            return True
-    return False
 
 
 @attrs.frozen
@@ -172,19 +157,20 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     latency = (timing.get("latencyNs") if timing else None) or _EMPTY
     median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
     if median is None or p20 is None or p80 is None:
-        # Most records carry the median in timing and the quantiles as measurements.
+        # Most records carry the median in timing and the quantiles as measurements
+        # (validated: each has its metric, statistic, unit and value).
         for m in spec.get("measurements", ()):
-            if m.get("metric") != "latency":
+            if m["metric"] != "latency":
                 continue
-            statistic = m.get("statistic")
+            statistic = m["statistic"]
             if statistic == "p20":
                 if p20 is None:
-                    p20 = _ns(m.get("value"), m.get("unit", ""))
+                    p20 = _ns(m["value"], m["unit"])
             elif statistic == "p80":
                 if p80 is None:
-                    p80 = _ns(m.get("value"), m.get("unit", ""))
+                    p80 = _ns(m["value"], m["unit"])
             elif statistic == "median" and median is None:
-                median = _ns(m.get("value"), m.get("unit", ""))
+                median = _ns(m["value"], m["unit"])
     return (
         None if median is None else round(median),
         None if p20 is None else round(p20),
@@ -215,22 +201,40 @@ RUN_COLUMNS: Final = (
 
 
 def _compact(value: dict[str, Any] | None) -> str:
-    return "{}" if not value else _COMPACT(value)
+    """A run's labels or annotations (string to string) as compact JSON text.
+
+    orjson writes every string as json's encoder does with ``ensure_ascii=False``
+    (tests/store/test_store.py compares the two over every code point) several times
+    faster; what it refuses (a lone surrogate, a value of another type) json writes.
+    """
+    if not value:
+        return "{}"
+    try:
+        return orjson.dumps(value).decode()
+    except orjson.JSONEncodeError:
+        return _COMPACT(value)
 
 
 def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any, ...]:
     """The values of :data:`RUN_COLUMNS` for a run that arrived from ``source``."""
     spec = run["spec"]
     metadata = run["metadata"]
-    notes = metadata.get("annotations") or {}
+    notes = metadata.get("annotations")
+    labels = metadata.get("labels")
     median, p20, p80 = _latency(spec)
+    if notes:
+        commit = notes.get(provenance.COMMIT)
+        branch = notes.get(provenance.BRANCH)
+        commit_time = notes.get(provenance.COMMIT_TIME)
+    else:
+        commit = branch = commit_time = None
     return (
         metadata["name"],
         spec["status"],
         spec["observedAt"],
-        notes.get(provenance.COMMIT),
-        notes.get(provenance.BRANCH),
-        notes.get(provenance.COMMIT_TIME),
+        commit,
+        branch,
+        commit_time,
         median,
         p20,
         p80,
@@ -238,8 +242,8 @@ def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        _compact(metadata.get("labels")),
-        _compact(notes),
+        _compact(labels) if labels else "{}",
+        _compact(notes) if notes else "{}",
         source,
         ingested_at,
     )

@@ -83,12 +83,15 @@ def _now() -> str:
     return format_observed_at(datetime.now(timezone.utc))
 
 
-def _record(result: documents.DocumentResult, given: provenance.Provenance) -> _Record:
+def _record(
+    result: documents.DocumentResult, given: provenance.Provenance, annotate: bool
+) -> _Record:
+    """``annotate``: whether ``given`` holds any provenance (``bool(given)``, asked once)."""
     document = result.document
     raw = document.text
     value = result.value
     form = "line" if document.json_lines else "document"
-    if given and provenance.annotate(value, given):
+    if annotate and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
         # annotated record, in the form it came in (a line, or an indented document).
         newline = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
@@ -118,52 +121,61 @@ def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | 
     )
 
 
-def _file_objects(
-    records: Sequence[_Record],
-) -> tuple[dict[str, dict[str, _extract.ObjectRow]], list[FileProblem]]:
-    """Each distinct object of a file by kind and digest; two specs under one digest clash.
+def _new_objects(
+    records: Sequence[_Record], seen: dict[str, set[str]]
+) -> dict[str, dict[str, _extract.ObjectRow]]:
+    """Each object of the records whose digest ``seen`` (this file's, by kind) lacks; the
+    first of each digest, which is added to ``seen``.
 
-    A bundle repeats its protocol and environment in every record: a repeat is compared
-    with the first by ``==``, which is JSON's equality unless a boolean meets a 0 or 1
-    (``True == 1``); an object that holds either is compared as JSON.
+    A repeat needs no comparison with the first: every record here passed validation's
+    :class:`~kernelindex_sdk.validation.InputRules` over this same file, which refuses
+    a digest standing for two different objects (compared as RFC 8785 values, at least
+    as strict as :func:`_extract.json_equal`: tests/store/test_store.py holds the two
+    to it), so all the objects of one digest in a file are the first one.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    # Where each object was first met, and on its first repeat whether == can be trusted
-    # for it (no boolean, 0 or 1 inside) or else its canonical text.
-    first: dict[tuple[str, str], tuple[_Record, bool | None, str]] = {}
-    problems = []
+    workloads, implementations = seen["workload"], seen["implementation"]
+    protocols, environments = seen["protocol"], seen["environment"]
     for record in records:
-        for kind, digest, spec, name in _extract.object_specs(record.value):
-            known = objects[kind].get(digest)
-            if known is not None and spec is known.spec:
-                # The quick reader gives a file's repeated protocol and environment as
-                # one shared value: the same object, nothing to compare.
-                continue
-            if known is None:
-                objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
-                # Most objects are never met again: the first is walked on its first repeat.
-                first[kind, digest] = (record, None, "")
-                continue
-            where, loose, text = first[kind, digest]
-            if loose is None:
-                loose = _extract.has_bool_or_unit(known.spec)
-                text = _extract.canonical(known.spec) if loose else ""
-                first[kind, digest] = (where, loose, text)
-            same = spec == known.spec
-            if same and loose:
-                # Equal canonical texts are equal JSON (json's C encoder writes true, 1
-                # and 1.0 apart); texts that differ may still be (1 and 1.0): walked.
-                same = _extract.canonical(spec) == text or _extract.json_equal(known.spec, spec)
-            if not same:
-                problems.append(
-                    record.problem(
-                        "",
-                        f"{kind} digest {digest!r} names another spec at"
-                        f" {display_path(where.document.label)}",
-                        "digest-clash",
-                    )
-                )
-    return objects, problems
+        value = record.value
+        run = value.get("run")
+        if run is None:
+            # A run, protocol or environment document on its own (rare): the general way.
+            for kind, digest, spec, name in _extract.object_specs(value):
+                if digest not in seen[kind]:
+                    seen[kind].add(digest)
+                    objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+            continue
+        # A bundle (the common record): its run's workload and implementation (when it
+        # carries them) and its protocol and environment, by the digests the run declares.
+        spec = run["spec"]
+        digest = spec["workloadDigest"]
+        if digest not in workloads and "workload" in spec:
+            workloads.add(digest)
+            objects["workload"][digest] = _extract.object_row(
+                "workload", digest, spec["workload"], None
+            )
+        digest = spec["implementationDigest"]
+        if digest not in implementations and "implementation" in spec:
+            implementations.add(digest)
+            objects["implementation"][digest] = _extract.object_row(
+                "implementation", digest, spec["implementation"], None
+            )
+        digest = spec["protocolDigest"]
+        if digest not in protocols and "protocol" in value:
+            protocols.add(digest)
+            doc = value["protocol"]
+            objects["protocol"][digest] = _extract.object_row(
+                "protocol", digest, doc["spec"], doc["metadata"]["name"]
+            )
+        digest = spec["environmentDigest"]
+        if digest not in environments and "environment" in value:
+            environments.add(digest)
+            doc = value["environment"]
+            objects["environment"][digest] = _extract.object_row(
+                "environment", digest, doc["spec"], doc["metadata"]["name"]
+            )
+    return objects
 
 
 class _FileIngest:
@@ -186,6 +198,8 @@ class _FileIngest:
         self.identical = 0
         self.provenance_only = 0
         self.now = _now()
+        # The digests of the objects this file's earlier batches carried, by kind.
+        self._seen: dict[str, set[str]] = {kind: set() for kind in OBJECT_TABLES}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -204,25 +218,31 @@ class _FileIngest:
         """Validate-checked documents of the file, in its order."""
         self.documents += len(batch)
         for result in batch:
-            self.problems.extend(result.problems)
+            if result.problems:
+                self.problems.extend(result.problems)
         if self.problems:
             return
-        records = [_record(result, given) for result in batch]
+        annotate = bool(given)
+        records = [_record(result, given, annotate) for result in batch]
         runs = []
         standalone = []
         for record in records:
-            run = _extract.run_of(record.value)
+            value = record.value
+            run = value.get("run")
             if run is None:
-                standalone.append(record)
-                continue
-            problem = _commit_time_problem(record, run)
-            if problem is not None:
-                self.problems.append(problem)
+                if value["kind"] != "BenchmarkRun":
+                    standalone.append(record)
+                    continue
+                run = value
+            notes = run["metadata"].get("annotations")
+            if notes and provenance.COMMIT_TIME in notes:
+                problem = _commit_time_problem(record, run)
+                if problem is not None:
+                    self.problems.append(problem)
             runs.append((record, run))
-        objects, problems = _file_objects(records)
-        self.problems.extend(problems)
         if self.problems:
             return
+        objects = _new_objects(records, self._seen)
         for kind, table in OBJECT_TABLES.items():
             self._objects(kind, table, objects[kind])
         self._documents(standalone)

@@ -65,6 +65,7 @@ MAX_DEPTH: Final = _jsontext.MAX_DEPTH
 MAX_TAILS: Final = 64
 # How the writers' bundles start: the run is the first member in published key order.
 _RUN_HEAD: Final = b'{"run":'
+_RUN_START: Final = len(_RUN_HEAD)
 
 
 def _shell_schema() -> dict[str, Any] | None:
@@ -112,14 +113,22 @@ class _Flags:
 
 
 class _Tail:
-    """The members after the first, as read and checked once."""
+    """The members after the first, as read and checked once.
 
-    __slots__ = ("brackets", "members", "surrogate")
+    ``after_run`` is what the quick path needs, made on its first use (``judged``):
+    these members as a mapping and the protocol among them, when a run before them makes
+    a valid bundle's shell (a verdict of the keys and of the values other than the run's
+    alone); None when it does not.
+    """
+
+    __slots__ = ("after_run", "brackets", "judged", "members", "surrogate")
 
     def __init__(self, members: list[tuple[str, Any]], surrogate: bool, brackets: int) -> None:
         self.members = members
         self.surrogate = surrogate
         self.brackets = brackets
+        self.judged = False
+        self.after_run: tuple[dict[str, Any], Any] | None = None
 
 
 class BundleReader:
@@ -129,7 +138,7 @@ class BundleReader:
         self._shell = _shell_validator()
         self._tails: dict[str, _Tail] = {}
         self._last: tuple[str, _Tail] | None = None
-        # The same tails by their UTF-8 bytes, for the quick path (see _quick_members).
+        # The same tails by their UTF-8 bytes, for the quick path (see _quick_read).
         self._raw_tails: dict[bytes, _Tail] = {}
         self._raw_last: tuple[bytes, _Tail] | None = None
         # The shell's verdict by the bundle's keys, when all are members.
@@ -138,6 +147,7 @@ class BundleReader:
             kind: (_registry.fast_validator(kind), _registry.strict_fast_validator(kind))
             for kind in _MEMBER_KINDS.values()
         }
+        self._run_validator = self._validators["BenchmarkRun"][0]
         flags = self._flags = _Flags()
 
         def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -302,40 +312,53 @@ class BundleReader:
         tail = self._raw_tails.get(rest)
         return None if tail is None else (rest, tail)
 
-    def _quick_members(self, raw: bytes) -> list[tuple[str, Any]] | None:
-        """The members of a bundle that ends with a kept tail, its run read by
+    def _quick_read(self, data: str | bytes) -> dict[str, Any] | None:
+        """:meth:`read` of a bundle that ends with a kept tail, its run read by
         ``quick_value``; ``None`` to read it member by member.
 
         Whatever the split point, the text is ``{"run":`` then one whole JSON value
         (``quick_value`` refuses anything else) then a tail that was read and checked
         as the members after a first one: so the text is that object, and no other.
         """
-        if not raw.startswith(_RUN_HEAD):
-            return None
-        kept = self._kept_tail(raw)
-        if kept is None:
-            return None
-        rest, tail = kept
-        end = len(raw) - len(rest)
-        if tail.surrogate:
-            return None
-        # As _members below, the brackets of the whole text bound its depth: the run's
-        # may be as many as the tail and the opening brace leave.
-        run = quick_value(raw[len(_RUN_HEAD) : end], max_brackets=MAX_DEPTH - 1 - tail.brackets)
-        if run is UNPROVEN or not self._valid_member("run", run, False):
-            return None
-        self._raw_last = kept
-        return [("run", run), *tail.members]
-
-    def _quick_read(self, data: str | bytes) -> dict[str, Any] | None:
-        """:meth:`read` through :meth:`_quick_members`, or ``None``."""
         if isinstance(data, str):
             try:
                 data = data.encode("utf-8")
             except UnicodeEncodeError:
                 return None
-        members = self._quick_members(data)
-        return None if members is None else self._document(members)
+        kept = self._kept_tail(data) if data.startswith(_RUN_HEAD) else None
+        if kept is None:
+            return None
+        rest, tail = kept
+        if not tail.judged:
+            tail.after_run = self._after_run(tail)
+            tail.judged = True
+        after = tail.after_run
+        if after is None or tail.surrogate:
+            return None
+        # As _members below, the brackets of the whole text bound its depth: the run's
+        # may be as many as the tail and the opening brace leave.
+        run = quick_value(data[_RUN_START : len(data) - len(rest)], MAX_DEPTH - 1 - tail.brackets)
+        # As _valid_member: what jsonschema-rs cannot take is not valid.
+        try:
+            valid = run is not UNPROVEN and self._run_validator.is_valid(run)
+        except (ValueError, TypeError):
+            valid = False
+        if not valid:
+            return None
+        self._raw_last = kept
+        members, protocol = after
+        doc = {"run": run, **members}
+        return doc if self._semantic_passes(doc, run, protocol) else None
+
+    def _after_run(self, tail: _Tail) -> tuple[dict[str, Any], Any] | None:
+        """``tail.after_run`` (see :class:`_Tail`): the bundle a run and these members make
+        is judged by :meth:`_document` with any valid run, as its keys and the values
+        other than the run's decide."""
+        members = dict(tail.members)
+        doc = {"run": {}, **members}
+        if len(doc) != len(tail.members) + 1 or detect_kind(doc) != BUNDLE:
+            return None
+        return (members, members.get("protocol")) if self._shell_valid(doc) else None
 
     def _members(self, text: str) -> list[tuple[str, Any]] | None:
         """The top-level members, each read strictly and valid against its schema."""
@@ -386,15 +409,14 @@ class BundleReader:
             return None
         if not self._shell_valid(doc):
             return None
-        if _quick_checks.passes(doc["run"], doc.get("protocol")):
-            return doc
-        view = _semantic.RecordView(
-            run=doc.get("run"), protocol=doc.get("protocol"), environment=doc.get("environment")
-        )
-        for check in _semantic.CHECKS:
-            for _ in check(view):
-                return None
-        return doc
+        return doc if self._semantic_passes(doc, doc["run"], doc.get("protocol")) else None
+
+    def _semantic_passes(self, doc: dict[str, Any], run: Any, protocol: Any) -> bool:
+        """Whether no semantic check reports a problem for the bundle ``doc``."""
+        if _quick_checks.passes(run, protocol):
+            return True
+        view = _semantic.RecordView(run=run, protocol=protocol, environment=doc.get("environment"))
+        return not any(True for check in _semantic.CHECKS for _ in check(view))
 
 
 def _skip(text: str, idx: int) -> int:

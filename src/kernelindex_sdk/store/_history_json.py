@@ -93,14 +93,17 @@ def _statistics(columns: Sequence[Sequence[Any]]) -> list[str] | None:
     return [f'{m}, "p20": {a}, "p80": {b}' for m, a, b in zip(medians, lows, highs, strict=True)]
 
 
-def _points_text(rows: Sequence[RunRow]) -> str:
-    """The points' JSON objects, comma-separated, as ``json.dumps`` writes them.
+def _points_parts(rows: Sequence[RunRow]) -> list[str]:
+    """The points' JSON objects, comma-separated, as ``json.dumps`` writes them, in
+    pieces to join.
 
     The constant text between two values (keys, quotes, a null every point has) and the
-    values' texts are interleaved into one list and joined once.
+    values' texts are interleaved into one list, joined once with the rest of the text:
+    a series of 10,000 points is a text of megabytes, and each copy of it costs the pages
+    it is written to as well.
     """
     if not rows:
-        return ""
+        return []
     columns = tuple(zip(*rows, strict=True))
     constants: list[str] = []
     texts: list[Sequence[str]] = []
@@ -121,7 +124,7 @@ def _points_text(rows: Sequence[RunRow]) -> str:
     last = pending[:-2] + "}"
     n, width = len(rows), 2 * len(texts)
     if not texts:
-        return ", ".join(repeat(last, n))
+        return [", ".join(repeat(last, n))]
     parts: list[str] = [""] * (width * n)
     # Between two points: the last constant of one, the separator, the first of the next.
     parts[0::width] = repeat(f"{last}, {constants[0]}", n)
@@ -131,7 +134,7 @@ def _points_text(rows: Sequence[RunRow]) -> str:
         if i + 1 < len(texts):
             parts[2 * i + 2 :: width] = repeat(constants[i + 1], n)
     parts.append(last)
-    return "".join(parts)
+    return parts
 
 
 def _point_json(row: RunRow) -> dict[str, Any]:
@@ -233,7 +236,7 @@ def _series_head(h: SeriesHistory) -> dict[str, Any]:
 @without_collection
 def history_json_text(found: Sequence[SeriesHistory]) -> str:
     """``json.dumps(history_as_json(found))`` and a newline, written faster."""
-    # One list joined once: a series' points are most of the text, copied once.
+    # One list joined once: the points are most of the text, copied once.
     parts = ['{"series": [']
     for i, h in enumerate(found):
         head = _series_head(h)
@@ -243,13 +246,8 @@ def history_json_text(found: Sequence[SeriesHistory]) -> str:
             "skipped": head.pop("skipped"),
             "changes": head.pop("changes"),
         }
-        parts += [
-            ", " if i else "",
-            json.dumps(head, ensure_ascii=False)[:-1],
-            ', "points": [',
-            _points_text(h.series.points),
-            "], ",
-            json.dumps(tail, ensure_ascii=False)[1:],
-        ]
+        parts += [", " if i else "", json.dumps(head, ensure_ascii=False)[:-1], ', "points": [']
+        parts += _points_parts(h.series.points)
+        parts += ["], ", json.dumps(tail, ensure_ascii=False)[1:]]
     parts.append("]}\n")
     return "".join(parts)

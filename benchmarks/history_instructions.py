@@ -5,9 +5,11 @@
 
 On a shared machine a time moves with the neighbours' load (the same code measured 50 to
 80 ms of CPU within an hour here); the count of instructions it executes does not.
-Valgrind's cachegrind counts them (``--cache-sim=no``): each stage runs in a child
-process K = 1 and K = 4 times after one untimed call, and a third of the difference is
-one call's count, without the interpreter's start and the imports.
+Valgrind's callgrind counts them: each stage runs in a child process, once untimed and
+then K = 4 times inside ``functools.reduce``, and callgrind collects only while that C
+function runs (``--toggle-collect``), so a quarter of the count is one call's, without
+the interpreter's start, the imports or the store's building. The child runs with
+``PYTHONHASHSEED=0``, so the same code on the same records gives the same count.
 
 The store is history_speed.py's (one series of 10,000 runs of the project's H200 bundle,
 a 5% step at 5,000), built and read by the code under ``--src``: point it at a checkout
@@ -47,6 +49,7 @@ with open_store(sys.argv[1]) as store:
 """
 
 _STAGE = """
+import functools
 import sys
 from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store.history import history, render_history
@@ -59,18 +62,21 @@ with open_store(db) as store:
     if stage == "fetch":
         from kernelindex_sdk.store._query import ROW_COLUMNS
         columns = ", ".join(ROW_COLUMNS)
-    for _ in range(k):
-        if stage == "fetch":
-            store._backend.execute(f"SELECT {columns} FROM runs r")
-        elif stage == "rows":
-            store.rows()
-        elif stage == "history":
-            history(rows, spec=store.spec)
-        elif stage == "json":
-            render_history(found, "json")
-        else:
-            render_history(history(store.rows(), spec=store.spec), "json")
+    calls = {
+        "fetch": lambda: store._backend.execute(f"SELECT {columns} FROM runs r"),
+        "rows": store.rows,
+        "history": lambda: history(rows, spec=store.spec),
+        "json": lambda: render_history(found, "json"),
+        "all": lambda: render_history(history(store.rows(), spec=store.spec), "json"),
+    }
+    call = calls[stage]
+    call()
+    # Counted: only what runs inside functools.reduce.
+    functools.reduce(lambda _, __: call(), range(k), None)
 """
+
+# Calls of each stage counted.
+_CALLS = 4
 
 
 def _instructions(src: Path, args: list[str]) -> int:
@@ -78,9 +84,9 @@ def _instructions(src: Path, args: list[str]) -> int:
     done = subprocess.run(  # noqa: S603
         [  # noqa: S607
             "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
+            "--tool=callgrind",
+            "--toggle-collect=functools_reduce",
+            "--callgrind-out-file=/dev/null",
             sys.executable,
             "-c",
             _STAGE,
@@ -88,13 +94,13 @@ def _instructions(src: Path, args: list[str]) -> int:
         ],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(src)},
+        env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
         check=True,
     )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if found is None:
         raise SystemExit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
+    return int(found.group(1))
 
 
 def main() -> int:
@@ -131,13 +137,12 @@ def main() -> int:
         counts = {}
         for stage in stages:
             try:
-                once = _instructions(src, [db, stage, "1"])
-                four = _instructions(src, [db, stage, "4"])
+                counted = _instructions(src, [db, stage, str(_CALLS)])
             except subprocess.CalledProcessError:
                 # An older layout has no run_texts: its fetch is not this query.
                 counts[stage] = None
                 continue
-            counts[stage] = (four - once) // 3
+            counts[stage] = counted // _CALLS
     report = {
         "command": " ".join(["python benchmarks/history_instructions.py", *sys.argv[1:]]),
         "src": str(args.src),

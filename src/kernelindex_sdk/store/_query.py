@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -39,6 +41,11 @@ _OBJECT_COLUMNS: Final = (
     ("implementations", 4, ("provider", "entry_point")),
     ("environments", 6, ("hardware",)),
 )
+# What runs share with the others of their series, by the object tables' digest columns
+# then the labels; a run's own columns; a RunRow from its fields' tuple.
+_SHARED: Final = operator.itemgetter(*(at for _, at, _ in _OBJECT_COLUMNS), len(ROW_COLUMNS) - 1)
+_OWN: Final = operator.itemgetter(slice(0, len(ROW_COLUMNS) - 1))
+_NEW: Final = tuple.__new__
 # Filter argument -> condition. The objects' columns are looked up by digest, not joined
 # per run: a join costs each of 10,000 runs three lookups, a third of reading them.
 _FILTERS: Final = {
@@ -92,36 +99,25 @@ def run_rows(
         result: The query's rows.
         fetch: ``Backend.fetch``: the object tables' columns by digest.
     """
-    objects: dict[int, dict[str, tuple[Any, ...]]] = {}
-    for table, at, columns in _OBJECT_COLUMNS:
-        digests = list(set(map(operator.itemgetter(at), result)))
-        objects[at] = fetch(table, "digest", digests, columns)
-    works, implementations, environments = objects[3], objects[4], objects[6]
-    # Runs of one series share their objects and mostly their labels: what they take
-    # from them is one tuple per distinct (objects, labels), and each label mapping is
-    # decoded once and shared, read-only.
+    # Runs of one series share their objects and mostly their labels, and mostly come
+    # together: each stretch of rows that share them is built at once, in C, with one
+    # tuple of what they take from the objects and one decoded label mapping.
+    stretches = [(key, list(rows)) for key, rows in itertools.groupby(result, _SHARED)]
+    keys = dict.fromkeys(key for key, _ in stretches)
+    objects = [
+        fetch(table, "digest", list({key[i] for key in keys}), columns)
+        for i, (table, _, columns) in enumerate(_OBJECT_COLUMNS)
+    ]
+    works, implementations, environments = objects
     tails: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
-    new = tuple.__new__
-    rows: list[RunRow] = []
-    key: tuple[str, str, str, str] = ("", "", "", "")
-    tail: tuple[Any, ...] = ()
-    for values in result:
-        # Neighbours mostly share all four: compared before a new key is hashed.
-        if (
-            values[3] != key[0]
-            or values[4] != key[1]
-            or values[6] != key[2]
-            or values[13] != key[3]
-        ):
-            key = (values[3], values[4], values[6], values[13])
-            found = tails.get(key)
-            if found is None:
-                found = tails[key] = (
-                    *works.get(key[0], (None, None)),
-                    *implementations.get(key[1], (None, None)),
-                    *environments.get(key[2], (None,)),
-                    MappingProxyType(json.loads(key[3])),
-                )
-            tail = found
-        rows.append(new(RunRow, values[:13] + tail))
-    return rows
+    for key in keys:
+        tails[key] = (
+            *works.get(key[0], (None, None)),
+            *implementations.get(key[1], (None, None)),
+            *environments.get(key[2], (None,)),
+            MappingProxyType(json.loads(key[3])),
+        )
+    built: list[RunRow] = []
+    for key, rows in stretches:
+        built += map(_NEW, repeat(RunRow), map(operator.add, map(_OWN, rows), repeat(tails[key])))
+    return built

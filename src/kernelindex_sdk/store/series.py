@@ -13,8 +13,9 @@ columns (:class:`RunRow`): no record text is parsed.
 
 from __future__ import annotations
 
+import itertools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any, Final
 
@@ -186,16 +187,40 @@ def _utc(text: str) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-# What a run's series key is made of, read in C: grouping 10,000 runs by it costs a
-# fraction of building a key in Python for each.
-_RAW_KEY: Final = operator.attrgetter(
-    "workload_digest",
-    "implementation_digest",
-    "protocol_digest",
-    "environment_digest",
-    "provider",
-    "entry_point",
-    "hardware",
+_AT: Final = RunRow._fields.index
+_STATUS: Final = _AT("status")
+_MEDIAN: Final = _AT("median_ns")
+# What a run's series key is made of, read by position in C: grouping 10,000 runs by
+# it costs a fraction of building a key in Python (or reading fields by name) for each.
+_RAW_KEY: Final = operator.itemgetter(
+    _AT("workload_digest"),
+    _AT("implementation_digest"),
+    _AT("protocol_digest"),
+    _AT("environment_digest"),
+    _AT("provider"),
+    _AT("entry_point"),
+    _AT("hardware"),
+)
+_COMMIT_TIME: Final = _AT("commit_time")
+_OBSERVED: Final = _AT("observed_at")
+# The order keys of runs whose times are all in observedAt's UTC form (which sorts as
+# time): (commit time, observedAt, name) when every run has a commit time, and when none
+# has, (observedAt, name), the same order as (observedAt, observedAt, name).
+_BY_COMMIT_TIME: Final = operator.itemgetter(_AT("commit_time"), _AT("observed_at"), _AT("name"))
+_BY_OBSERVED: Final = operator.itemgetter(_AT("observed_at"), _AT("name"))
+_KEY_FIELDS: Final = tuple(
+    map(
+        _AT,
+        (
+            "workload_digest",
+            "implementation_digest",
+            "protocol_digest",
+            "environment_digest",
+            "provider",
+            "entry_point",
+            "hardware",
+        ),
+    )
 )
 
 
@@ -217,14 +242,12 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
     Returns:
         One :class:`Series` per key, its points, failures and skipped runs in order.
     """
-    raw: dict[tuple[Any, ...], list[RunRow]] = {}
-    for row in rows:
-        raw_key = _RAW_KEY(row)
-        bucket = raw.get(raw_key)
-        if bucket is None:
-            bucket = raw[raw_key] = []
-        bucket.append(row)
+    rows = list(rows)
     merged: dict[tuple[str, ...], list[RunRow]] = {}
+    columns = tuple(zip(*rows, strict=True))
+    # A history of one series (its rows all share a key) is grouped by its fields alone,
+    # in C; their columns serve the series' checks below.
+    whole = bool(rows) and all(columns[at].count(columns[at][0]) == len(rows) for at in _KEY_FIELDS)
     for (
         workload,
         implementation,
@@ -233,7 +256,7 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
         provider,
         entry,
         hardware,
-    ), bucket in raw.items():
+    ), bucket in ((_RAW_KEY(rows[0]), rows),) if whole else _by_raw_key(rows):
         parts = (
             workload,
             implementation if provider is None else provider,
@@ -249,19 +272,11 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
     order = _order_key()
     found = []
     for grouped, members in merged.items():
-        timed: list[RunRow] = []
-        failures: list[RunRow] = []
-        skipped: list[RunRow] = []
-        for row in members:
-            if row.status == "failed":
-                failures.append(row)
-            else:
-                median = row.median_ns
-                (timed if median is not None and median > 0 else skipped).append(row)
+        timed, failures, skipped, fields = _split(members, columns if whole else None)
         if not timed and not failures and all(row.median_ns is None for row in skipped):
             # No run of it measured latency (a memory benchmark's): not a latency series.
             continue
-        timed.sort(key=order)
+        _sort(timed, fields, order)
         failures.sort(key=order)
         skipped.sort(key=order)
         key = SeriesKey(*grouped)
@@ -271,6 +286,73 @@ def group_series(rows: Iterable[RunRow]) -> list[Series]:
         found.append((sort_by, Series(key, tuple(timed), tuple(failures), tuple(skipped))))
     found.sort(key=lambda e: e[0])
     return [series for _, series in found]
+
+
+def _by_raw_key(rows: list[RunRow]) -> Iterable[tuple[tuple[Any, ...], list[RunRow]]]:
+    """``rows`` by the fields their series key is made of, in order of first arrival."""
+    raw: dict[tuple[Any, ...], list[RunRow]] = {}
+    # Runs of one series mostly come together (a store's rows of one series, in time
+    # order): each stretch of equal keys is looked up once.
+    for raw_key, stretch in itertools.groupby(rows, _RAW_KEY):
+        bucket = raw.get(raw_key)
+        if bucket is None:
+            bucket = raw[raw_key] = []
+        bucket.extend(stretch)
+    return raw.items()
+
+
+def _split(
+    members: list[RunRow], columns: Sequence[Sequence[Any]] | None
+) -> tuple[list[RunRow], list[RunRow], list[RunRow], Sequence[Sequence[Any]] | None]:
+    """``members`` (whose fields are ``columns``, when given) as (points, failures,
+    skipped runs), each in the order given, and the points' fields when they are
+    ``members`` (None otherwise)."""
+    if columns is None:
+        columns = tuple(zip(*members, strict=True))
+    medians = columns[_MEDIAN]
+    # Mostly every run is a point: checked in C, before a Python step per run.
+    if "failed" not in columns[_STATUS] and set(map(type, medians)) == {int} and min(medians) > 0:
+        return members, [], [], columns
+    timed: list[RunRow] = []
+    failures: list[RunRow] = []
+    skipped: list[RunRow] = []
+    for row in members:
+        if row.status == "failed":
+            failures.append(row)
+        else:
+            median = row.median_ns
+            (timed if median is not None and median > 0 else skipped).append(row)
+    return timed, failures, skipped, None
+
+
+def _in_utc_form(times: Sequence[Any]) -> bool:
+    """Whether every one of ``times`` is a str in observedAt's UTC form (24 characters,
+    ending in ``Z``): such texts sort as the instants they name."""
+    if set(map(type, times)) != {str} or set(map(len, times)) != {_OBSERVED_LENGTH}:
+        return False
+    return "".join(times)[_OBSERVED_LENGTH - 1 :: _OBSERVED_LENGTH] == "Z" * len(times)
+
+
+def _sort(
+    runs: list[RunRow],
+    columns: Sequence[Sequence[Any]] | None,
+    order: Callable[[RunRow], tuple[str, str, str]],
+) -> None:
+    """Sort ``runs`` (whose fields are ``columns``, when given) by ``order``: by their
+    fields alone, in C, where those give the same order."""
+    if not runs:
+        return
+    if columns is None:
+        columns = tuple(zip(*runs, strict=True))
+    if _in_utc_form(columns[_OBSERVED]):
+        commit_times = columns[_COMMIT_TIME]
+        if commit_times.count(None) == len(commit_times):
+            runs.sort(key=_BY_OBSERVED)
+            return
+        if None not in commit_times and _in_utc_form(commit_times):
+            runs.sort(key=_BY_COMMIT_TIME)
+            return
+    runs.sort(key=order)
 
 
 def _order_key() -> Callable[[RunRow], tuple[str, str, str]]:

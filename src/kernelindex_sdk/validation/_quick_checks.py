@@ -106,7 +106,7 @@ _WHOLE_LIMIT: Final = 2**52
 
 # One pass with nothing called that need not be: on this path a call costs as much as
 # a check.
-def _plain_values(  # noqa: PLR0911, PLR0912
+def _plain_values(  # noqa: PLR0911
     spec: dict[str, Any], latency: dict[str, Any], untimed: bool
 ) -> bool:
     """True where the value checks certainly pass for the common run, whose values compare
@@ -156,13 +156,8 @@ def _plain_values(  # noqa: PLR0911, PLR0912
             others = [m]
         else:
             others.append(m)
-    if len(ranked) > 1:
-        ranked.sort()
-        low = ranked[0]
-        for high in ranked[1:]:
-            if low[0] == high[0] or low[1] > high[1]:
-                return False
-            low = high
+    if len(ranked) > 1 and not _rising(ranked):
+        return False
     # Other metrics given once each (the common case) have no order to keep.
     return (
         others is None or len({m["metric"] for m in others}) == len(others) or _plain_others(others)

@@ -100,6 +100,49 @@ def _record(
     return _Record(document, value, raw, form)
 
 
+def _stored_source(label: str) -> str:
+    """A record's ``file[:line]`` as the store keeps it: text any database can hold.
+
+    A file name that is not UTF-8 reaches Python with its bytes as lone surrogates, which
+    neither SQLite nor PostgreSQL can store: those bytes are kept as ``\\xNN`` (as
+    messages show them), any other lone surrogate as ``\\uXXXX``.
+    """
+    if label.isascii():
+        return label
+    shown = display_path(label)
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        return shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown
+
+
+#: The latency columns' range: both stores keep them as 64-bit integers.
+_NS_MIN: Final = -(2**63)
+_NS_MAX: Final = 2**63 - 1
+_LATENCY_COLUMNS: Final = tuple(
+    (_RUN_COLUMNS.index(f"{statistic}_ns"), statistic) for statistic in ("median", "p20", "p80")
+)
+
+
+def _latency_range_problem(
+    record: _Record, run: dict[str, Any], row: Sequence[Any]
+) -> FileProblem | None:
+    """A problem when a latency statistic in ns does not fit the store's 64-bit column
+    (a valid record may give any finite number: 1e19 ns passes validation)."""
+    for index, statistic in _LATENCY_COLUMNS:
+        value = row[index]
+        if value is not None and not _NS_MIN <= value <= _NS_MAX:
+            pointer = "/run/spec" if run is not record.value else "/spec"
+            return record.problem(
+                pointer,
+                f"latency {statistic} of {value} ns does not fit the store's 64-bit"
+                f" integer column (at most {_NS_MAX} ns)",
+                "store-range",
+            )
+    return None
+
+
 def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | None:
     notes = run["metadata"].get("annotations") or {}
     when = notes.get(provenance.COMMIT_TIME)
@@ -291,7 +334,15 @@ class _FileIngest:
                     " (kind, name, digest, record_text, record_form, source, ingested_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, name) DO NOTHING"
                     " RETURNING name",
-                    (kind, name, digest, record.text, record.form, record.document.label, now),
+                    (
+                        kind,
+                        name,
+                        digest,
+                        record.text,
+                        record.form,
+                        _stored_source(record.document.label),
+                        now,
+                    ),
                 )
                 if inserted:
                     self.added += 1
@@ -316,7 +367,13 @@ class _FileIngest:
             return
         now = self.now
         columns = _extract.run_columns
-        rows = [columns(run, record.document.label, now) for record, run in runs]
+        rows = [columns(run, _stored_source(record.document.label), now) for record, run in runs]
+        for row, (record, run) in zip(rows, runs, strict=True):
+            problem = _latency_range_problem(record, run, row)
+            if problem is not None:
+                self.problems.append(problem)
+        if self.problems:
+            return
         seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
         texts = [
             (seq, record.raw, record.form)

@@ -36,6 +36,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from _results import write_results
+
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare, digest, validation
 from kernelindex_sdk._analysis.runs import without_collection
@@ -279,11 +281,7 @@ def main_() -> None:
         "goal_seconds": GOAL_SECONDS,
         "datasets": datasets,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text, "utf-8")
-    else:
-        sys.stdout.write(text)
+    write_results(report, args.out)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ current layout; skipped for an older layout), ``rows`` (``Store.rows()``), ``his
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -35,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from _results import write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from history_speed import _run, _template
@@ -151,10 +151,7 @@ def main() -> int:
         "points": 10_000,
         "instructions_per_call": counts,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    write_results(report, args.out)
     return 0
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _results import write_results
 
 from kernelindex_sdk import digest
 from kernelindex_sdk._cli import main as cli
@@ -250,10 +251,7 @@ def main() -> int:
         "history_of_one_series": long,
         "compare_history": pr,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    write_results(report, args.out)
     return 0
 
 

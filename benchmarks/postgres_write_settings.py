@@ -38,6 +38,7 @@ import psycopg
 from kernelindex_sdk.store._layout import create_statements
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import write_results
 from store_ingest import cpu_list, find_bindir, make_file, start_server
 
 BATCH = 2000
@@ -140,11 +141,7 @@ def main() -> None:
         ),
         "rows": rows,
     }
-    text = json.dumps(result, indent=2) + "\n"
-    if args.out is None:
-        print(text, end="")
-    else:
-        args.out.write_text(text, encoding="utf-8")
+    write_results(result, args.out)
 
 
 if __name__ == "__main__":

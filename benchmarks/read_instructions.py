@@ -32,6 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _results import write_results
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import compare_throughput  # noqa: E402
@@ -142,11 +144,7 @@ def main() -> None:
         "records": [SMALL, LARGE],
         "rows": rows,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text, "utf-8")
-    else:
-        sys.stdout.write(text)
+    write_results(report, args.out)
 
 
 if __name__ == "__main__":

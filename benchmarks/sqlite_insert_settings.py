@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import write_results
 from store_ingest import make_file
 
 from kernelindex_sdk.store._layout import create_statements
@@ -114,10 +115,7 @@ def main() -> int:
         "runs": args.count,
         "per_run_best_of_repeats": found,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    write_results(report, args.out)
     return 0
 
 

@@ -56,6 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(ROOT / "tests" / "store"))
 from _postgres_server import Server, find_bindir  # noqa: E402
+from _results import write_results  # noqa: E402
 
 GOALS = {"sqlite_records_per_second": 20_000, "postgresql_records_per_second": 10_000}
 
@@ -306,11 +307,7 @@ def main() -> None:
         "command": " ".join(["taskset -c 1 python benchmarks/store_ingest.py", *sys.argv[1:]]),
         "rows": rows,
     }
-    text = json.dumps(result, indent=2) + "\n"
-    if args.out is None:
-        print(text, end="")
-    else:
-        args.out.write_text(text, encoding="utf-8")
+    write_results(result, args.out)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ and K = 1, over two files' records, is one record's count. The system calls' own
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import re
@@ -26,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from _results import write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from store_ingest import make_file
@@ -105,10 +106,7 @@ def main() -> int:
         "records_per_file": args.count,
         "instructions_per_record_into_sqlite": counts,
     }
-    text = json.dumps(report, indent=2) + "\n"
-    if args.out:
-        args.out.write_text(text)
-    print(text)
+    write_results(report, args.out)
     return 0
 
 

@@ -20,7 +20,7 @@ import attrs
 
 from .. import documents, provenance
 from .._analysis.runs import without_collection
-from .._base.display import display_path
+from .._base.display import display_path, json_safe
 from .._base.timestamps import format_observed_at
 from ..convert import dumps
 from ..documents import Document
@@ -105,16 +105,9 @@ def _stored_source(label: str) -> str:
 
     A file name that is not UTF-8 reaches Python with its bytes as lone surrogates, which
     neither SQLite nor PostgreSQL can store: those bytes are kept as ``\\xNN`` (as
-    messages show them), any other lone surrogate as ``\\uXXXX``.
+    messages show them), any other lone surrogate as its ``\\uXXXX`` escape.
     """
-    if label.isascii():
-        return label
-    shown = display_path(label)
-    try:
-        shown.encode("utf-8")
-    except UnicodeEncodeError:
-        return shown.encode("utf-8", "backslashreplace").decode("utf-8")
-    return shown
+    return label if label.isascii() else json_safe(display_path(label))
 
 
 #: The latency columns' range: both stores keep them as 64-bit integers.
@@ -164,6 +157,16 @@ def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | 
     )
 
 
+#: A bundle's digested objects: (kind, the run's digest key, whether the run's spec holds
+#: the object; else the bundle does, as a document with a name).
+_BUNDLE_OBJECTS: Final = (
+    ("workload", "workloadDigest", True),
+    ("implementation", "implementationDigest", True),
+    ("protocol", "protocolDigest", False),
+    ("environment", "environmentDigest", False),
+)
+
+
 def _new_objects(
     records: Sequence[_Record], seen: dict[str, set[str]]
 ) -> dict[str, dict[str, _extract.ObjectRow]]:
@@ -177,8 +180,6 @@ def _new_objects(
     to it), so all the objects of one digest in a file are the first one.
     """
     objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    workloads, implementations = seen["workload"], seen["implementation"]
-    protocols, environments = seen["protocol"], seen["environment"]
     for record in records:
         value = record.value
         run = value.get("run")
@@ -192,32 +193,22 @@ def _new_objects(
         # A bundle (the common record): its run's workload and implementation (when it
         # carries them) and its protocol and environment, by the digests the run declares.
         spec = run["spec"]
-        digest = spec["workloadDigest"]
-        if digest not in workloads and "workload" in spec:
-            workloads.add(digest)
-            objects["workload"][digest] = _extract.object_row(
-                "workload", digest, spec["workload"], None
-            )
-        digest = spec["implementationDigest"]
-        if digest not in implementations and "implementation" in spec:
-            implementations.add(digest)
-            objects["implementation"][digest] = _extract.object_row(
-                "implementation", digest, spec["implementation"], None
-            )
-        digest = spec["protocolDigest"]
-        if digest not in protocols and "protocol" in value:
-            protocols.add(digest)
-            doc = value["protocol"]
-            objects["protocol"][digest] = _extract.object_row(
-                "protocol", digest, doc["spec"], doc["metadata"]["name"]
-            )
-        digest = spec["environmentDigest"]
-        if digest not in environments and "environment" in value:
-            environments.add(digest)
-            doc = value["environment"]
-            objects["environment"][digest] = _extract.object_row(
-                "environment", digest, doc["spec"], doc["metadata"]["name"]
-            )
+        for kind, key, in_run in _BUNDLE_OBJECTS:
+            digest = spec[key]
+            known = seen[kind]
+            if digest in known:
+                continue
+            if in_run:
+                if kind not in spec:
+                    continue
+                found, name = spec[kind], None
+            else:
+                doc = value.get(kind)
+                if doc is None:
+                    continue
+                found, name = doc["spec"], doc["metadata"]["name"]
+            known.add(digest)
+            objects[kind][digest] = _extract.object_row(kind, digest, found, name)
     return objects
 
 

@@ -230,3 +230,22 @@ def test_a_transaction_commits_only_once_its_texts_are_in(
     assert release.is_set()
     with psycopg.connect(postgres_url) as db:
         assert db.execute("SELECT seq FROM run_texts").fetchall() == [(7,)]
+
+
+def test_the_session_settings_stay_in_the_stores_session(postgres_url: str) -> None:
+    """lz4 and UTF-8 are the store's session's own: another connection, open while the
+    store is, still sees the server's defaults."""
+
+    def settings() -> tuple[str, str]:
+        with psycopg.connect(postgres_url, client_encoding="LATIN1") as db:
+            ((compression,),) = db.execute("SHOW default_toast_compression").fetchall()
+            ((encoding,),) = db.execute("SHOW client_encoding").fetchall()
+        return compression, encoding
+
+    before = settings()
+    with open_store(postgres_url) as store:
+        ((inside,),) = store._backend.execute("SHOW client_encoding")
+        assert inside == "UTF8"
+        assert settings() == before
+    assert settings() == before
+    assert before[1] == "LATIN1"

@@ -16,6 +16,8 @@ from triton.compiler import ASTSource
 
 from kernelindex_sdk.reference_kernels.jsd import fused
 
+# (labels, flat): the row-by-row loop with and without labels, and the flat loop.
+LAYOUTS = ((False, False), (False, True), (True, False))
 RUNTIME = {
     "rows": "i32",
     "cols": "i32",
@@ -34,43 +36,50 @@ RUNTIME = {
 def main(capability: int) -> int:
     target = GPUTarget("cuda", capability, 32)
     compiled = 0
-    for table in fused.CONFIG_TABLE.values():
-        for (size, grad), (block, warps, _per_sm, stages) in table.items():
-            dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
-            half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
-            forms = [fused.FLOAT32_CUDA] if size == 4 else [half]
-            # FLAT (one row, no labels) is a separate loop: built with and without it.
-            for dtype, beta_mode, (labels, flat), (form, ops) in itertools.product(
-                dtypes, (0, 1, 2), ((False, False), (False, True), (True, False)), forms
-            ):
-                signature = {
-                    "x_ptr": f"*{dtype}",
-                    "y_ptr": f"*{dtype}",
-                    "labels_ptr": "*i64",
-                    "dx_ptr": f"*{dtype}",
-                    "partial_ptr": "*fp32",
-                    "ticket_ptr": "*i32",
-                    "loss_ptr": f"*{dtype}",
-                    **RUNTIME,
-                }
-                constexprs = {
-                    "BETA_MODE": beta_mode,
-                    "HAS_LABELS": labels,
-                    "COMPUTE_GRAD": grad,
-                    "FORM": form,
-                    "OPS": ops,
-                    "BLOCK_V": block,
-                    "BLOCK_P": 1024,
-                    "BLOCK_L": 1024,
-                    "FLAT": flat,
-                    "STAGES": stages,
-                }
-                signature.update(dict.fromkeys(constexprs, "constexpr"))
-                source = ASTSource(
-                    fn=fused.jsd_fwd_kernel, signature=signature, constexprs=constexprs
-                )
-                triton.compile(source, target=target, options={"num_warps": warps})
-                compiled += 1
+    # CONFIG_TABLE's entries in every layout; FLAT_TABLE's in the flat layout only.
+    entries = [
+        (size, grad, entry, LAYOUTS)
+        for table in fused.CONFIG_TABLE.values()
+        for (size, grad), entry in table.items()
+    ] + [
+        (size, grad, entry, ((False, True),))
+        for table in fused.FLAT_TABLE.values()
+        for (size, grad), classes in table.items()
+        for _bound, entry in classes
+    ]
+    for size, grad, (block, warps, _per_sm, stages), layouts in entries:
+        dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
+        half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
+        forms = [fused.FLOAT32_CUDA] if size == 4 else [half]
+        for dtype, beta_mode, (labels, flat), (form, ops) in itertools.product(
+            dtypes, (0, 1, 2), layouts, forms
+        ):
+            signature = {
+                "x_ptr": f"*{dtype}",
+                "y_ptr": f"*{dtype}",
+                "labels_ptr": "*i64",
+                "dx_ptr": f"*{dtype}",
+                "partial_ptr": "*fp32",
+                "ticket_ptr": "*i32",
+                "loss_ptr": f"*{dtype}",
+                **RUNTIME,
+            }
+            constexprs = {
+                "BETA_MODE": beta_mode,
+                "HAS_LABELS": labels,
+                "COMPUTE_GRAD": grad,
+                "FORM": form,
+                "OPS": ops,
+                "BLOCK_V": block,
+                "BLOCK_P": 1024,
+                "BLOCK_L": 1024,
+                "FLAT": flat,
+                "STAGES": stages,
+            }
+            signature.update(dict.fromkeys(constexprs, "constexpr"))
+            source = ASTSource(fn=fused.jsd_fwd_kernel, signature=signature, constexprs=constexprs)
+            triton.compile(source, target=target, options={"num_warps": warps})
+            compiled += 1
     for dtype in ("fp32", "bf16", "fp16"):
         source = ASTSource(
             fn=fused.jsd_scale_kernel,

@@ -13,6 +13,7 @@ import math
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -212,13 +213,56 @@ def test_the_config_table_is_reproducible_and_shrinks_for_short_rows() -> None:
     first = fused.kernel_config(torch.device("cpu"), 4, 1000, False)
     assert first == fused.kernel_config(torch.device("cpu"), 4, 1000, False)
     assert first.source == "interpreter"
-    for entries in fused.CONFIG_TABLE.values():
-        for block, warps, per_sm, stages in entries.values():
-            # A power of two, at least 8 elements per thread, at most 8 programs per SM.
-            assert block & (block - 1) == 0
-            assert block // (32 * warps) >= 8
-            assert 1 <= per_sm <= 8
-            assert 1 <= stages <= 4
+    flat_entries = [
+        entry
+        for table in fused.FLAT_TABLE.values()
+        for classes in table.values()
+        for _bound, entry in classes
+    ]
+    entries = [entry for table in fused.CONFIG_TABLE.values() for entry in table.values()]
+    for block, warps, per_sm, stages in entries + flat_entries:
+        # A power of two, at least 8 elements per thread, at most 8 programs per SM.
+        assert block & (block - 1) == 0
+        assert block // (32 * warps) >= 8
+        assert 1 <= per_sm <= 8
+        assert 1 <= stages <= 4
+    for arch, table in fused.FLAT_TABLE.items():
+        assert arch in fused.CONFIG_TABLE
+        for key, classes in table.items():
+            assert key in fused.CONFIG_TABLE[arch]
+            bounds = [bound for bound, _ in classes]
+            assert bounds == sorted(bounds)
+            assert len(set(bounds)) == len(bounds)
+
+
+@pytest.mark.parametrize(("arch", "source"), [((9, 0), "sm_90"), ((10, 0), "default")])
+def test_the_flat_layout_takes_its_own_entries_by_size(
+    monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int], source: str
+) -> None:
+    """Without a GPU: the lookup as a device of that architecture would see it."""
+    monkeypatch.setattr(fused, "_INTERPRET", False)
+    monkeypatch.setattr(
+        torch.cuda,
+        "get_device_properties",
+        lambda device: types.SimpleNamespace(major=arch[0], minor=arch[1]),
+    )
+    cuda = torch.device("cuda")
+    rows_entry = fused.CONFIG_TABLE["sm_90"][(2, True)]
+    (small_bound, small), (_, large) = fused.FLAT_TABLE["sm_90"][(2, True)]
+
+    def picked(cols: int, grad: bool, flat: bool, size: int = 2) -> tuple[int, int, int, int]:
+        config = fused.kernel_config(cuda, size, cols, grad, flat)
+        assert config.source == source
+        return (config.block_v, config.num_warps, config.programs_per_sm, config.stages)
+
+    assert picked(1024 * 128256, True, True) == small
+    assert picked(small_bound, True, True) == small
+    assert picked(small_bound + 1, True, True) == large
+    assert picked(8192 * 128256, True, True) == large
+    # Labelled input (row by row) and the loss alone keep CONFIG_TABLE's entries.
+    assert picked(128256, True, False) == rows_entry
+    assert picked(8192 * 128256, False, True) == fused.CONFIG_TABLE["sm_90"][(2, False)]
+    assert picked(8192 * 128256, True, True, size=4) == fused.CONFIG_TABLE["sm_90"][(4, True)]
 
 
 def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
@@ -238,7 +282,12 @@ def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     # 3 beta modes x (labels, no labels, flat) x each dtype of the element size; 3 dtypes of
     # the scale kernel.
+    # FLAT_TABLE's entries in the flat layout only: 3 beta modes x each dtype.
     expected = 3 + sum(3 * 3 * (1 if size == 4 else 2) for size, _ in fused.CONFIG_TABLE["sm_90"])
+    expected += sum(
+        3 * (1 if size == 4 else 2) * len(classes)
+        for (size, _), classes in fused.FLAT_TABLE["sm_90"].items()
+    )
     assert done.stdout.split() == [str(expected)]
 
 
@@ -344,15 +393,39 @@ def test_backward_through_a_retained_graph_gives_each_grad_output_its_gradient()
 
 
 def test_config_for_follows_the_layout_the_kernel_sees(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One flat row only when both inputs are row after row: a strided target is not."""
-    seen: list[int] = []
-    monkeypatch.setattr(fused, "kernel_config", lambda device, size, cols, grad: seen.append(cols))
+    """One flat row only when both inputs are row after row (a strided target is not), or
+    when there is one row and no labels; config_for asks what a launch asks."""
+    seen: list[tuple[int, bool]] = []
+    original = fused.kernel_config
+
+    def spy(device: torch.device, size: int, cols: int, grad: bool, flat: bool = False) -> Any:
+        seen.append((cols, flat))
+        return original(device, size, cols, grad, flat)
+
+    monkeypatch.setattr(fused, "kernel_config", spy)
     x, y = inputs(4, 300, "fp32")
-    wide = torch.empty(4, 600, device=DEVICE)[:, :300]
-    fused.config_for(x, target=y)
-    fused.config_for(x, target=wide)
-    fused.config_for(x, target=y, labels=torch.zeros(4, dtype=torch.int64))
-    assert seen == [4 * 300, 300, 300]
+    wide = torch.empty(4, 600, device=DEVICE)[:, :300].copy_(y)
+    labels = torch.zeros(4, dtype=torch.int64, device=DEVICE)
+    one_wide = wide[:1]
+    cases = [
+        (x, y, None),
+        (x, wide, None),
+        (x, y, labels),
+        (x[:1], one_wide, None),
+    ]
+    asked = []
+    for input, target, labels_ in cases:
+        seen.clear()
+        fused.config_for(input, target=target, labels=labels_)
+        fused._PLANS.clear()
+        jsd_triton(input, target, labels=labels_)
+        asked.append(list(seen))
+    assert asked == [
+        [(4 * 300, True)] * 2,
+        [(300, False)] * 2,
+        [(300, False)] * 2,
+        [(300, True)] * 2,
+    ]
 
 
 def test_no_grad_computes_the_loss_only() -> None:

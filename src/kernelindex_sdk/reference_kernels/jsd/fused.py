@@ -131,6 +131,24 @@ CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]
         (2, True): (2048, 8, 4, 3),
     },
 }
+# One flat row (no labels, rows back to back) of 2-byte values with the gradient has its own
+# entries, by size: benchmarks/jsd_tma_probe.py (results/jsd_tma_probe_round*_h200.json,
+# three interleaved rounds of CUDA-graph medians beside torch.add's same bytes) put
+# (8192, 8, 1, 3) first at 1024 and 2048 x 128256 (93.4% and 94.7% of the same-bytes rate,
+# CONFIG_TABLE's entry 89.3% and 91.4%) and (2048, 4, 4, 3) first at 4096 and 8192 (95.2%
+# and 95.3%, the table's 93.6% and 94.1%). The bound between them, 3 x 2^27 elements, lies
+# between 2048 and 4096 rows of 128256. Their loop is pipelined, which the row-by-row loop
+# of labelled input is not: there one program per SM would leave the SM mostly idle, so
+# CONFIG_TABLE's entry stays.
+#: (element size, gradient) -> ((up to this many elements, table entry), ...): the first
+#: whose bound holds, else CONFIG_TABLE's entry.
+FLAT_TABLE: Final[
+    dict[str, dict[tuple[int, bool], tuple[tuple[int, tuple[int, int, int, int]], ...]]]
+] = {
+    "sm_90": {
+        (2, True): ((3 << 27, (8192, 8, 1, 3)), (1 << 62, (2048, 4, 4, 3))),
+    },
+}
 _INTERPRETER_CONFIG: Final = KernelConfig(
     block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
 )
@@ -138,7 +156,9 @@ _INTERPRETER_CONFIG: Final = KernelConfig(
 _MIN_PER_THREAD: Final = 8
 
 
-def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool) -> KernelConfig:
+def kernel_config(
+    device: torch.device, element_size: int, cols: int, grad: bool, flat: bool = False
+) -> KernelConfig:
     """The launch configuration for tiles of ``cols`` columns of ``element_size``-byte values.
 
     Args:
@@ -146,6 +166,8 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
         element_size: Bytes per input element (4, 2).
         cols: Columns per row as the kernel sees them (BT*V for the flat layout).
         grad: Whether the launch also writes dL/dinput.
+        flat: Whether the kernel sees one flat row (no labels, rows back to back): then
+            :data:`FLAT_TABLE`'s entries for ``cols`` elements come first.
 
     Returns:
         The table's entry for the device's architecture (the sm_90 entry when it has none),
@@ -155,8 +177,15 @@ def kernel_config(device: torch.device, element_size: int, cols: int, grad: bool
         return _INTERPRETER_CONFIG
     props = torch.cuda.get_device_properties(device)
     arch = f"sm_{props.major}{props.minor}"
-    entries, source = (CONFIG_TABLE[arch], arch) if arch in CONFIG_TABLE else (None, "default")
-    block, warps, per_sm, stages = (entries or CONFIG_TABLE["sm_90"])[(min(element_size, 4), grad)]
+    source = arch if arch in CONFIG_TABLE else "default"
+    known = arch if arch in CONFIG_TABLE else "sm_90"
+    key = (min(element_size, 4), grad)
+    entry = CONFIG_TABLE[known][key]
+    if flat:
+        entry = next(
+            (e for bound, e in FLAT_TABLE.get(known, {}).get(key, ()) if cols <= bound), entry
+        )
+    block, warps, per_sm, stages = entry
     block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
     warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
     return KernelConfig(
@@ -763,7 +792,8 @@ def _new_plan(
     has_labels: bool,
     compute_grad: bool,
 ) -> _Plan:
-    config = kernel_config(device, dtype.itemsize, cols, compute_grad)
+    flat = rows == 1 and not has_labels
+    config = kernel_config(device, dtype.itemsize, cols, compute_grad, flat)
     programs = min(
         rows * triton.cdiv(cols, config.block_v), _sm_count(device) * config.programs_per_sm
     )
@@ -782,7 +812,7 @@ def _new_plan(
             "BLOCK_V": config.block_v,
             "BLOCK_P": triton.next_power_of_2(programs),
             "BLOCK_L": 1024,
-            "FLAT": rows == 1 and not has_labels,
+            "FLAT": flat,
             "STAGES": config.stages,
         },
         math=math_mode,
@@ -965,8 +995,11 @@ def config_for(
     """
     bt, v = input.shape
     stride_y = (target if target is not None else input).stride(0)
-    cols = bt * v if _flat(input.stride(0), stride_y, v, labels) else v
-    return kernel_config(input.device, input.dtype.itemsize, cols, compute_grad)
+    flat = _flat(input.stride(0), stride_y, v, labels)
+    cols = bt * v if flat else v
+    # As _launch sees it: one row without labels is flat whatever its stride.
+    flat = flat or (bt == 1 and labels is None)
+    return kernel_config(input.device, input.dtype.itemsize, cols, compute_grad, flat)
 
 
 class _JSDFunction(torch.autograd.Function):

@@ -235,18 +235,23 @@ def test_the_config_table_is_reproducible_and_shrinks_for_short_rows() -> None:
             assert len(set(bounds)) == len(bounds)
 
 
-@pytest.mark.parametrize(("arch", "source"), [((9, 0), "sm_90"), ((10, 0), "default")])
-def test_the_flat_layout_takes_its_own_entries_by_size(
-    monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int], source: str
-) -> None:
-    """Without a GPU: the lookup as a device of that architecture would see it."""
+def as_on_a_gpu(monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int]) -> torch.device:
+    """Without a GPU: make kernel_config look a CUDA device of ``arch`` up as on the GPU."""
     monkeypatch.setattr(fused, "_INTERPRET", False)
     monkeypatch.setattr(
         torch.cuda,
         "get_device_properties",
         lambda device: types.SimpleNamespace(major=arch[0], minor=arch[1]),
     )
-    cuda = torch.device("cuda")
+    return torch.device("cuda")
+
+
+@pytest.mark.parametrize(("arch", "source"), [((9, 0), "sm_90"), ((10, 0), "default")])
+def test_the_flat_layout_takes_its_own_entries_by_size(
+    monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int], source: str
+) -> None:
+    """Without a GPU: the lookup as a device of that architecture would see it."""
+    cuda = as_on_a_gpu(monkeypatch, arch)
     rows_entry = fused.CONFIG_TABLE["sm_90"][(2, True)]
     (small_bound, small), (_, large) = fused.FLAT_TABLE["sm_90"][(2, True)]
 
@@ -263,6 +268,22 @@ def test_the_flat_layout_takes_its_own_entries_by_size(
     assert picked(128256, True, False) == rows_entry
     assert picked(8192 * 128256, False, True) == fused.CONFIG_TABLE["sm_90"][(2, False)]
     assert picked(8192 * 128256, True, True, size=4) == fused.CONFIG_TABLE["sm_90"][(4, True)]
+    # A short flat row (one row of 1000) shrinks the flat entry's tile as any other:
+    # 1024 columns, 8 values a thread, so 4 warps; programs per SM and stages kept.
+    assert picked(1000, True, True) == (1024, 4, small[2], small[3])
+    assert picked(100, True, True) == (256, 1, small[2], small[3])
+
+
+def test_an_architecture_with_its_own_row_ignores_another_rows_flat_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FLAT_TABLE's sm_90 entries stand in only where CONFIG_TABLE's sm_90 row does."""
+    cuda = as_on_a_gpu(monkeypatch, (10, 0))
+    own = dict.fromkeys(fused.CONFIG_TABLE["sm_90"], (1024, 4, 2, 1))
+    monkeypatch.setitem(fused.CONFIG_TABLE, "sm_100", own)
+    assert fused.kernel_config(cuda, 2, 1024 * 128256, True, True) == fused.KernelConfig(
+        block_v=1024, num_warps=4, programs_per_sm=2, stages=1, source="sm_100"
+    )
 
 
 def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
@@ -392,40 +413,48 @@ def test_backward_through_a_retained_graph_gives_each_grad_output_its_gradient()
         torch.testing.assert_close(xt.grad, reference.grad * (first + 3.0), rtol=1e-6, atol=1e-12)
 
 
-def test_config_for_follows_the_layout_the_kernel_sees(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One flat row only when both inputs are row after row (a strided target is not), or
-    when there is one row and no labels; config_for asks what a launch asks."""
-    seen: list[tuple[int, bool]] = []
+# (name, rows, columns, label rows, target row stride, flat): what the launch must ask of
+# kernel_config, (columns, flat), for each layout.
+LAYOUTS = [
+    ("rows-back-to-back", 4, 300, False, 300, (4 * 300, True)),
+    ("strided-target", 4, 300, False, 600, (300, False)),
+    ("labels", 4, 300, True, 300, (300, False)),
+    ("one-row", 1, 300, False, 300, (300, True)),
+    ("one-strided-row", 1, 300, False, 600, (300, True)),
+    ("one-labelled-row", 1, 300, True, 300, (300, False)),
+    ("short-rows", 3, 40, False, 40, (3 * 40, True)),
+]
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["loss", "grad"])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_config_for_asks_what_the_launch_asks(
+    monkeypatch: pytest.MonkeyPatch, dtype: str, grad: bool
+) -> None:
+    """A record's config is the launch's: config_for asks kernel_config the same element
+    size, columns, gradient and layout as the launch does, in every layout (one flat row
+    only when both inputs are row after row, or when there is one row and no labels)."""
+    seen: list[tuple[int, int, bool, bool]] = []
     original = fused.kernel_config
 
     def spy(device: torch.device, size: int, cols: int, grad: bool, flat: bool = False) -> Any:
-        seen.append((cols, flat))
+        seen.append((size, cols, grad, flat))
         return original(device, size, cols, grad, flat)
 
     monkeypatch.setattr(fused, "kernel_config", spy)
-    x, y = inputs(4, 300, "fp32")
-    wide = torch.empty(4, 600, device=DEVICE)[:, :300].copy_(y)
-    labels = torch.zeros(4, dtype=torch.int64, device=DEVICE)
-    one_wide = wide[:1]
-    cases = [
-        (x, y, None),
-        (x, wide, None),
-        (x, y, labels),
-        (x[:1], one_wide, None),
-    ]
-    asked = []
-    for input, target, labels_ in cases:
+    size = DTYPES[dtype].itemsize
+    for name, bt, v, labelled, stride_y, (cols, flat) in LAYOUTS:
+        x, y = inputs(bt, v, dtype)
+        target = torch.empty(bt, stride_y, device=DEVICE, dtype=x.dtype)[:, :v].copy_(y)
+        labels = torch.zeros(bt, dtype=torch.int64, device=DEVICE) if labelled else None
         seen.clear()
-        fused.config_for(input, target=target, labels=labels_)
+        fused.config_for(x, target=target, labels=labels, compute_grad=grad)
         fused._PLANS.clear()
-        jsd_triton(input, target, labels=labels_)
-        asked.append(list(seen))
-    assert asked == [
-        [(4 * 300, True)] * 2,
-        [(300, False)] * 2,
-        [(300, False)] * 2,
-        [(300, True)] * 2,
-    ]
+        loss = jsd_triton(x.requires_grad_(grad), target, labels=labels)
+        if grad:
+            loss.backward()
+            assert x.grad is not None
+        assert seen == [(size, cols, grad, flat)] * 2, name
 
 
 def test_no_grad_computes_the_loss_only() -> None:
@@ -612,7 +641,7 @@ def test_kernel_config_built_without_stages_means_no_pipelining() -> None:
 def test_a_plan_a_cuda_graph_captured_outlives_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """Eviction clears the cache; a captured plan's buffers must stay referenced."""
     monkeypatch.setattr(fused, "_CAPTURED_PLANS", [])
-    plan = fused._new_plan(torch.device(DEVICE), torch.float32, 4, 200, 2, False, True)
+    plan = fused._new_plan(torch.device(DEVICE), torch.float32, 4, 200, False, 2, False, True)
     fused._keep_if_captured(plan, False)
     assert fused._CAPTURED_PLANS == []
     fused._keep_if_captured(plan, True)

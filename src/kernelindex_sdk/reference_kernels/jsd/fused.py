@@ -132,14 +132,18 @@ CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]
     },
 }
 # One flat row (no labels, rows back to back) of 2-byte values with the gradient has its own
-# entries, by size: benchmarks/jsd_tma_probe.py (results/jsd_tma_probe_round*_h200.json,
-# three interleaved rounds of CUDA-graph medians beside torch.add's same bytes) put
-# (8192, 8, 1, 3) first at 1024 and 2048 x 128256 (93.4% and 94.7% of the same-bytes rate,
-# CONFIG_TABLE's entry 89.3% and 91.4%) and (2048, 4, 4, 3) first at 4096 and 8192 (95.2%
-# and 95.3%, the table's 93.6% and 94.1%). The bound between them, 3 x 2^27 elements, lies
-# between 2048 and 4096 rows of 128256. Their loop is pipelined, which the row-by-row loop
-# of labelled input is not: there one program per SM would leave the SM mostly idle, so
-# CONFIG_TABLE's entry stays.
+# entries, by size: benchmarks/jsd_tma_probe.py (results/jsd_tma_probe_round{3,4}_h200.json,
+# each three interleaved rounds of CUDA-graph medians beside torch.add's same bytes; the
+# figures are round 4's, round 3's within 0.2 points) put (8192, 8, 1, 3) first at 1024 and
+# 2048 x 128256 (93.4% and 94.7% of the same-bytes rate, CONFIG_TABLE's entry 89.3% and
+# 91.4%) and (2048, 4, 4, 3) first at 4096 and 8192 (95.2% and 95.3%, the table's 93.5% and
+# 94.1%); as called (L2 cleared before each call) the step at 1024 and 2048 rows did not
+# move (docs/jsd-forward-h200.md). The bound between them, 3 x 2^27 elements (3139 rows of
+# 128256), lies between 2048 and 4096 rows; nothing was measured there, nor below 1024 rows
+# (which take the first entry). The last bound, 2^62 elements, holds for any tensor. Only
+# the flat loop asks for pipelining (tl.range's num_stages): the row-by-row loop (labels,
+# or rows not back to back) keeps CONFIG_TABLE's entry, as one program per SM would leave
+# the SM mostly idle there. Only bf16 was measured; fp16 shares the entries by element size.
 #: (element size, gradient) -> ((up to this many elements, table entry), ...): the first
 #: whose bound holds, else CONFIG_TABLE's entry.
 FLAT_TABLE: Final[
@@ -170,8 +174,9 @@ def kernel_config(
             :data:`FLAT_TABLE`'s entries for ``cols`` elements come first.
 
     Returns:
-        The table's entry for the device's architecture (the sm_90 entry when it has none),
-        with the tile shrunk to the next power of two of ``cols``.
+        The entry for the device's architecture (the sm_90 entries when it has none): for
+        one flat row, :data:`FLAT_TABLE`'s first entry whose bound holds ``cols``, else
+        :data:`CONFIG_TABLE`'s; the tile shrunk to the next power of two of ``cols``.
     """
     if device.type != "cuda" or _INTERPRET:
         return _INTERPRETER_CONFIG
@@ -788,11 +793,11 @@ def _new_plan(
     dtype: torch.dtype,
     rows: int,
     cols: int,
+    flat: bool,
     beta_mode: int,
     has_labels: bool,
     compute_grad: bool,
 ) -> _Plan:
-    flat = rows == 1 and not has_labels
     config = kernel_config(device, dtype.itemsize, cols, compute_grad, flat)
     programs = min(
         rows * triton.cdiv(cols, config.block_v), _sm_count(device) * config.programs_per_sm
@@ -820,9 +825,19 @@ def _new_plan(
     )
 
 
-def _flat(stride_x: int, stride_y: int, v: int, labels: torch.Tensor | None) -> bool:
-    """Whether the kernel may see (BT, V) as one row of BT*V (no labels, rows back to back)."""
-    return labels is None and stride_x == v and stride_y == v
+def _layout(
+    bt: int, v: int, stride_x: int, stride_y: int, labels: torch.Tensor | None
+) -> tuple[int, int, bool]:
+    """How the kernel sees a (BT, V) input: (rows, columns, whether it runs the flat loop).
+
+    Without labels and with both inputs row after row, one row of BT*V (no partly filled
+    tile at each row's end); else BT rows of V. One row without labels takes the flat
+    loop whatever its stride. The launch and :func:`config_for` both ask this, so a
+    record's config is the launch's.
+    """
+    if labels is None and stride_x == v and stride_y == v:
+        return 1, bt * v, True
+    return bt, v, bt == 1 and labels is None
 
 
 def _on_device(device: torch.device) -> contextlib.AbstractContextManager[Any]:
@@ -899,13 +914,8 @@ def _launch(
         labels = labels.contiguous()
     bt, v = input.shape
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
-    rows, cols = bt, v
-    flat = _flat(input.stride(0), target.stride(0), v, labels)
-    if flat:
-        # Without labels the rows do not matter: one flat row of BT*V elements has no
-        # partly filled tile at each row's end.
-        rows, cols = 1, bt * v
-    # dx is contiguous: its row stride is V.
+    rows, cols, flat = _layout(bt, v, input.stride(0), target.stride(0), labels)
+    # dx is contiguous: its row stride is V. The flat loop reads no stride.
     strides = (
         (input.stride(0), target.stride(0), v if compute_grad else 0) if not flat else (0, 0, 0)
     )
@@ -932,7 +942,7 @@ def _launch(
             if len(_PLANS) >= _PLAN_LIMIT:
                 _PLANS.clear()
             plan = _PLANS[key] = _new_plan(
-                device, input.dtype, rows, cols, beta_mode, labels is not None, compute_grad
+                device, input.dtype, rows, cols, flat, beta_mode, labels is not None, compute_grad
             )
         if on_gpu and not plan.captured:
             _keep_if_captured(plan, torch.cuda.is_current_stream_capturing())
@@ -991,14 +1001,12 @@ def config_for(
         compute_grad: Whether the call would also write dL/dinput.
 
     Returns:
-        The config from the committed table; the same in every process on one device kind.
+        The config from the committed tables (:func:`kernel_config` with the columns and
+        layout the launch gives it); the same in every process on one device kind.
     """
     bt, v = input.shape
     stride_y = (target if target is not None else input).stride(0)
-    flat = _flat(input.stride(0), stride_y, v, labels)
-    cols = bt * v if flat else v
-    # As _launch sees it: one row without labels is flat whatever its stride.
-    flat = flat or (bt == 1 and labels is None)
+    _, cols, flat = _layout(bt, v, input.stride(0), stride_y, labels)
     return kernel_config(input.device, input.dtype.itemsize, cols, compute_grad, flat)
 
 

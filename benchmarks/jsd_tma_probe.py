@@ -1,35 +1,55 @@
-"""Does Hopper's tensor memory accelerator (TMA) move the bf16 forward with the gradient faster?
+"""Does TMA, or another launch config, make the bf16 forward with the gradient faster?
 
-The forward with the gradient reads X and Y and writes dL/dinput: the same bytes as
-``torch.add(x, y, out=out)``. In bf16 our kernel reaches 93.8-94.0% of that rate at
-4096-8192 x 128256 (issue 24 asks for 95%), while the loss alone (no write) reaches the
-read roofline. This probe times, in one process and interleaved rounds of CUDA-graph
-medians, the production forward beside one probe kernel written four ways, all with
-FOLD's arithmetic on tiles of R x 256 values of the flat BT*V row:
+TMA: Hopper's tensor memory accelerator. The forward with the gradient reads X and Y and
+writes dL/dinput: the same bytes as ``torch.add(x, y, out=out)``. In bf16 the kernel of
+b60a39a reached 93.9-94.0% of that rate at 4096-8192 x 128256 as called
+(results/jsd_forward_h200_b60a39a_bf16_grad_4096_8192.json; issue 24 asks for 95%), while
+the loss alone (no write) reaches the read roofline. This probe times, in one process,
+interleaved repeats of CUDA-graph medians (``do_bench_cudagraph``) of ``torch.add``'s same
+bytes, the production forward with the gradient (``production``: the config ``jsd_triton``
+picks at this commit), and, by round (:data:`ROUNDS`):
 
-- ``ptr``: pointer loads and stores, as the production kernel does (the control);
-- ``tma_load``: X and Y read through host-made tensor descriptors (TMA), dx by pointer;
-- ``tma_store``: pointer loads, dx written through a descriptor;
-- ``tma_both``: both through descriptors.
+- the production kernel launching other entries for bf16 with the gradient
+  (``table_<BLOCK_V>_<warps>_<programs per SM>_<stages>``, rounds 2-4);
+- a probe kernel with FOLD's arithmetic on tiles of R x 256 values of the flat BT*V row,
+  written up to four ways (``<kind>_<R*256>_<warps>_<programs per SM>_st<stages>``, rounds
+  1-2): ``ptr``, pointer loads and stores as the production kernel does (the control);
+  ``tma_load``, X and Y read through host-made tensor descriptors, dx by pointer;
+  ``tma_store``, pointer loads, dx written through a descriptor; ``tma_both``.
 
-Every variant's dx is compared with the production kernel's bit for bit, and its loss
-within 2^-8 relative (the production loss is rounded to bf16), before it is timed.
+Every candidate's dx is compared with the production kernel's bit for bit (a probe
+kernel's loss within 2^-8 relative: the production loss is rounded to bf16) and a table
+entry's config with what the launch reports (``fused.config_for``) before it is timed; a
+candidate that fails is recorded under ``checks`` and not timed. ``same_bytes_over_best``
+is the same bytes' best time over each candidate's best: its fraction of the same-bytes
+rate. Progress goes to standard error, the results (JSON) to ``--out`` or standard output.
+On a GPU, round N as committed:
 
-    PYTHONPATH=src:benchmarks python3 benchmarks/jsd_tma_probe.py > results.json
+    PYTHONPATH=src python3 benchmarks/jsd_tma_probe.py --round N \
+        --out benchmarks/results/jsd_tma_probe_roundN_h200.json
+
+The committed rounds ran before FLAT_TABLE existed (``production`` then launched
+CONFIG_TABLE's (2048, 8, 4, 3)), with the round chosen by the environment
+(``KI_PROBE_ROUND``) and the JSON on standard output: the same candidates, in the same
+order, with the same repeats as :data:`ROUNDS`.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import math
-import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import torch
 import triton
 import triton.language as tl
+from _results import write_results
 from triton.testing import do_bench_cudagraph
 from triton.tools.tensor_descriptor import TensorDescriptor
 
@@ -38,7 +58,8 @@ from kernelindex_sdk.reference_kernels.jsd import fused
 V = 128256
 C = 256  # a TMA box holds at most 256 values along each dimension
 BETA = 0.5
-ROUNDS = 3 if os.environ.get("KI_PROBE_ROUND") in ("2", "3", "4") else 2
+#: The table key this probe varies: 2-byte values with the gradient.
+KEY = (2, True)
 
 
 @triton.jit
@@ -166,11 +187,161 @@ def make_probe(
     return call
 
 
-ORIGINAL_ENTRY = fused.CONFIG_TABLE["sm_90"][(2, True)]
+@dataclass(frozen=True)
+class Round:
+    """What one round times.
+
+    Attributes:
+        kinds: Ways of writing the probe kernel (``ptr``, ``tma_load``, ``tma_store``,
+            ``tma_both``).
+        configs: The probe kernel's (R, warps, programs per SM, stages), each in every kind.
+        entries: Entries (BLOCK_V, warps, programs per SM, stages) the production kernel
+            launches.
+        shapes: Rows of 128256 values.
+        repeats: Interleaved repeats of every candidate's CUDA-graph median.
+    """
+
+    kinds: tuple[str, ...]
+    configs: tuple[tuple[int, int, int, int], ...]
+    entries: tuple[tuple[int, int, int, int], ...]
+    shapes: tuple[int, ...]
+    repeats: int
 
 
-def _production(x: torch.Tensor, y: torch.Tensor) -> Callable[[], Any]:
-    return _production_with(x, y, ORIGINAL_ENTRY)
+ROUNDS: dict[int, Round] = {
+    # TMA against pointers, at a few configs of the probe kernel.
+    1: Round(
+        kinds=("ptr", "tma_load", "tma_store", "tma_both"),
+        configs=(
+            (8, 8, 4, 3),
+            (4, 4, 8, 3),
+            (8, 8, 4, 4),
+            (16, 8, 2, 3),
+            (8, 4, 4, 3),
+            (8, 8, 4, 5),
+            (4, 4, 8, 5),
+        ),
+        entries=(),
+        shapes=(4096, 8192),
+        repeats=2,
+    ),
+    # Pointer loads only, around the first round's best (8, 4, 4, 3), and the production
+    # kernel with the nearest entries.
+    2: Round(
+        kinds=("ptr",),
+        configs=(
+            (8, 4, 4, 3),
+            (8, 4, 5, 3),
+            (8, 4, 6, 3),
+            (8, 4, 8, 3),
+            (8, 4, 4, 2),
+            (8, 4, 4, 4),
+            (16, 8, 3, 3),
+            (16, 4, 2, 3),
+            (16, 4, 3, 3),
+            (8, 2, 8, 3),
+            (4, 2, 8, 3),
+            (4, 2, 12, 3),
+            (16, 8, 4, 3),
+            (4, 4, 8, 2),
+            (8, 4, 3, 3),
+        ),
+        entries=((2048, 4, 4, 3), (2048, 4, 5, 3), (4096, 8, 2, 3), (2048, 4, 6, 3)),
+        shapes=(4096, 8192),
+        repeats=3,
+    ),
+    # The production kernel alone, at 1024-8192 rows.
+    3: Round(
+        kinds=(),
+        configs=(),
+        entries=(
+            (2048, 4, 4, 3),
+            (4096, 4, 2, 3),
+            (4096, 4, 2, 4),
+            (2048, 4, 4, 4),
+            (1024, 2, 8, 3),
+            (4096, 4, 3, 3),
+            (8192, 8, 1, 3),
+            (8192, 8, 2, 3),
+            (4096, 8, 2, 3),
+            (2048, 4, 3, 3),
+        ),
+        shapes=(1024, 2048, 4096, 8192),
+        repeats=3,
+    ),
+    # Around the third round's two best, (2048, 4, 4, 3) and (8192, 8, 1, 3).
+    4: Round(
+        kinds=(),
+        configs=(),
+        entries=(
+            (2048, 4, 4, 3),
+            (8192, 8, 1, 3),
+            (8192, 8, 1, 2),
+            (8192, 8, 1, 4),
+            (8192, 16, 1, 3),
+            (16384, 16, 1, 3),
+            (16384, 16, 1, 2),
+            (4096, 8, 1, 3),
+            (4096, 4, 1, 3),
+            (8192, 4, 1, 3),
+            (16384, 32, 1, 3),
+            (4096, 8, 2, 4),
+        ),
+        shapes=(1024, 2048, 4096, 8192),
+        repeats=3,
+    ),
+}
+
+
+def variants(spec: Round) -> dict[str, tuple[int, int, int, int, bool, bool]]:
+    """The probe kernel's variants of a round: name -> make_probe's arguments after x, y."""
+    return {
+        f"{kind}_{r * C}_{w}_{p}_st{s}": (
+            r,
+            w,
+            p,
+            s,
+            kind in ("tma_load", "tma_both"),
+            kind in ("tma_store", "tma_both"),
+        )
+        for kind in spec.kinds
+        for r, w, p, s in spec.configs
+    }
+
+
+def entry_name(entry: tuple[int, int, int, int]) -> str:
+    return "table_" + "_".join(map(str, entry))
+
+
+@contextlib.contextmanager
+def launching(entry: tuple[int, int, int, int] | None) -> Iterator[None]:
+    """Within it, the production kernel launches ``entry`` for bf16/fp16 with the gradient
+    in every layout (None: the committed tables); the tables are restored after it.
+
+    Both tables are patched: a flat row looks in FLAT_TABLE first. Plans are cleared on
+    entry and exit, so that no plan built with one entry serves another.
+    """
+    with contextlib.ExitStack() as stack:
+        if entry is not None:
+            for arch, entries in fused.CONFIG_TABLE.items():
+                stack.enter_context(mock.patch.dict(entries, {KEY: entry}))
+                flat = {**fused.FLAT_TABLE.get(arch, {}), KEY: ((1 << 62, entry),)}
+                stack.enter_context(mock.patch.dict(fused.FLAT_TABLE, {arch: flat}))
+        fused._PLANS.clear()
+        try:
+            yield
+        finally:
+            fused._PLANS.clear()
+
+
+def _production(
+    x: torch.Tensor, y: torch.Tensor, entry: tuple[int, int, int, int] | None = None
+) -> Callable[[], Any]:
+    def call() -> Any:
+        with launching(entry):
+            return fused._launch(x, y, BETA, None, -100, True)
+
+    return call
 
 
 def _graph(fn: Callable[[], Any]) -> float:
@@ -178,99 +349,8 @@ def _graph(fn: Callable[[], Any]) -> float:
         return float(do_bench_cudagraph(fn, rep=20, return_mode="median"))
 
 
-KINDS = ("ptr", "tma_load", "tma_store", "tma_both")
-CONFIGS = (
-    (8, 8, 4, 3),
-    (4, 4, 8, 3),
-    (8, 8, 4, 4),
-    (16, 8, 2, 3),
-    (8, 4, 4, 3),
-    (8, 8, 4, 5),
-    (4, 4, 8, 5),
-)
-# The second round: pointer loads only, around the first round's best (8, 4, 4, 3).
-if os.environ.get("KI_PROBE_ROUND") == "2":
-    KINDS = ("ptr",)
-    CONFIGS = (
-        (8, 4, 4, 3),
-        (8, 4, 5, 3),
-        (8, 4, 6, 3),
-        (8, 4, 8, 3),
-        (8, 4, 4, 2),
-        (8, 4, 4, 4),
-        (16, 8, 3, 3),
-        (16, 4, 2, 3),
-        (16, 4, 3, 3),
-        (8, 2, 8, 3),
-        (4, 2, 8, 3),
-        (4, 2, 12, 3),
-        (16, 8, 4, 3),
-        (4, 4, 8, 2),
-        (8, 4, 3, 3),
-    )
-# The third round: the production kernel's table only, at 1024-8192 rows.
-ROUND3 = os.environ.get("KI_PROBE_ROUND") in ("3", "4")
-if ROUND3:
-    KINDS = ()
-VARIANTS: dict[str, tuple[int, int, int, int, bool, bool]] = {
-    f"{kind}_{r * C}_{w}_{p}_st{s}": (
-        r,
-        w,
-        p,
-        s,
-        kind in ("tma_load", "tma_both"),
-        kind in ("tma_store", "tma_both"),
-    )
-    for kind in KINDS
-    for r, w, p, s in CONFIGS
-}
-# The production kernel with other entries of its table for bf16 with the gradient.
-TABLE_ENTRIES = ((2048, 4, 4, 3), (2048, 4, 5, 3), (4096, 8, 2, 3), (2048, 4, 6, 3))
-if ROUND3:
-    TABLE_ENTRIES = (
-        (2048, 4, 4, 3),
-        (4096, 4, 2, 3),
-        (4096, 4, 2, 4),
-        (2048, 4, 4, 4),
-        (1024, 2, 8, 3),
-        (4096, 4, 3, 3),
-        (8192, 8, 1, 3),
-        (8192, 8, 2, 3),
-        (4096, 8, 2, 3),
-        (2048, 4, 3, 3),
-    )
-# The fourth: around the third's two best, (2048, 4, 4, 3) and (8192, 8, 1, 3).
-if os.environ.get("KI_PROBE_ROUND") == "4":
-    TABLE_ENTRIES = (
-        (2048, 4, 4, 3),
-        (8192, 8, 1, 3),
-        (8192, 8, 1, 2),
-        (8192, 8, 1, 4),
-        (8192, 16, 1, 3),
-        (16384, 16, 1, 3),
-        (16384, 16, 1, 2),
-        (4096, 8, 1, 3),
-        (4096, 4, 1, 3),
-        (8192, 4, 1, 3),
-        (16384, 32, 1, 3),
-        (4096, 8, 2, 4),
-    )
-SHAPES = (1024, 2048, 4096, 8192) if ROUND3 else (4096, 8192)
-
-
-def _production_with(
-    x: torch.Tensor, y: torch.Tensor, entry: tuple[int, int, int, int]
-) -> Callable[[], Any]:
-    def call() -> Any:
-        fused.CONFIG_TABLE["sm_90"][(2, True)] = entry
-        fused._PLANS.clear()
-        return fused._launch(x, y, BETA, None, -100, True)
-
-    return call
-
-
-def _shape(bt: int) -> dict[str, Any]:
-    """Checks and graph medians of every variant at bt x V, bf16."""
+def _shape(bt: int, spec: Round) -> dict[str, Any]:
+    """Checks and graph medians of every candidate of ``spec`` at bt x V, bf16."""
     g = torch.Generator(device="cuda").manual_seed(bt)
     x = torch.randn(bt, V, device="cuda", generator=g).log_softmax(-1).bfloat16()
     y = torch.randn(bt, V, device="cuda", generator=g).log_softmax(-1).bfloat16()
@@ -282,17 +362,22 @@ def _shape(bt: int) -> dict[str, Any]:
         "same_bytes": lambda: torch.add(x, y, out=sink),
         "production": _production(x, y),
     }
-    if os.environ.get("KI_PROBE_ROUND") in ("2", "3", "4"):
-        for entry in TABLE_ENTRIES:
-            call = _production_with(x, y, entry)
-            name = "table_" + "_".join(map(str, entry))
-            loss, dx = call()
-            checks[name] = {"dx_bitwise_equal": bool(torch.equal(dx, ref_dx))}
-            if checks[name]["dx_bitwise_equal"]:
-                calls[name] = call
-    for name, spec in VARIANTS.items():
+    for entry in spec.entries:
+        name = entry_name(entry)
+        call = _production(x, y, entry)
+        with launching(entry):
+            config = fused.config_for(x, target=y, compute_grad=True)
+        launched = (config.block_v, config.num_warps, config.programs_per_sm, config.stages)
+        loss, dx = call()
+        checks[name] = {
+            "dx_bitwise_equal": bool(torch.equal(dx, ref_dx)),
+            "launched": list(launched),
+        }
+        if checks[name]["dx_bitwise_equal"] and launched == entry:
+            calls[name] = call
+    for name, args in variants(spec).items():
         try:
-            call = make_probe(x, y, *spec)
+            call = make_probe(x, y, *args)
             loss, dx = call()
             torch.cuda.synchronize()
         except Exception as error:
@@ -304,7 +389,7 @@ def _shape(bt: int) -> dict[str, Any]:
         if same and rel < 2.0**-8:
             calls[name] = call
     times: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(ROUNDS):
+    for _ in range(spec.repeats):
         for name, call in calls.items():
             times[name].append(_graph(call))
     same_bytes = min(times["same_bytes"])
@@ -317,17 +402,23 @@ def _shape(bt: int) -> dict[str, Any]:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--round", type=int, choices=sorted(ROUNDS), required=True)
+    parser.add_argument("--out", help="results file (JSON); standard output when not given")
+    args = parser.parse_args()
+    spec = ROUNDS[args.round]
     out: dict[str, Any] = {
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "triton": triton.__version__,
-        "variants": {k: list(v) for k, v in VARIANTS.items()},
+        "round": args.round,
+        "variants": {k: list(v) for k, v in variants(spec).items()},
     }
-    for bt in SHAPES:
-        out[f"bfloat16-{bt}"] = result = _shape(bt)
+    for bt in spec.shapes:
+        out[f"bfloat16-{bt}"] = result = _shape(bt, spec)
         print(json.dumps({bt: result["same_bytes_over_best"]}), file=sys.stderr)
         torch.cuda.empty_cache()
-    json.dump(out, sys.stdout, indent=1)
+    write_results(out, args.out)
     return 0
 
 

@@ -9,6 +9,8 @@ the gradient's largest magnitude.
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 import math
 import os
 import subprocess
@@ -455,6 +457,32 @@ def test_config_for_asks_what_the_launch_asks(
             loss.backward()
             assert x.grad is not None
         assert seen == [(size, cols, grad, flat)] * 2, name
+
+
+def test_the_tma_probe_launches_the_entry_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/jsd_tma_probe.py times the production kernel with other entries for bf16
+    with the gradient: a flat row looks in FLAT_TABLE first, so the probe must reach that
+    lookup too, and leave both tables as they were."""
+    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))
+    spec = importlib.util.spec_from_file_location("jsd_tma_probe", benchmarks / "jsd_tma_probe.py")
+    assert spec is not None
+    assert spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "jsd_tma_probe", probe)
+    spec.loader.exec_module(probe)
+    cuda = as_on_a_gpu(monkeypatch, (9, 0))
+    tables = copy.deepcopy((fused.CONFIG_TABLE, fused.FLAT_TABLE))
+    entries = {entry for r in probe.ROUNDS.values() for entry in r.entries}
+    assert entries
+    for entry in sorted(entries):
+        for bt, labelled in ((1024, False), (8192, False), (1024, True)):
+            cols = bt * 128256 if not labelled else 128256
+            with probe.launching(entry):
+                config = fused.kernel_config(cuda, 2, cols, True, not labelled)
+            got = (config.block_v, config.num_warps, config.programs_per_sm, config.stages)
+            assert got == entry, (entry, bt, labelled)
+    assert tables == (fused.CONFIG_TABLE, fused.FLAT_TABLE)
 
 
 def test_no_grad_computes_the_loss_only() -> None:

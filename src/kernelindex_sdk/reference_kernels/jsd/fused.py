@@ -133,17 +133,18 @@ CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]
 }
 # One flat row (no labels, rows back to back) of 2-byte values with the gradient has its own
 # entries, by size: benchmarks/jsd_tma_probe.py (results/jsd_tma_probe_round{3,4}_h200.json,
-# each three interleaved rounds of CUDA-graph medians beside torch.add's same bytes; the
+# each three interleaved repeats of CUDA-graph medians beside torch.add's same bytes; the
 # figures are round 4's, round 3's within 0.2 points) put (8192, 8, 1, 3) first at 1024 and
 # 2048 x 128256 (93.4% and 94.7% of the same-bytes rate, CONFIG_TABLE's entry 89.3% and
 # 91.4%) and (2048, 4, 4, 3) first at 4096 and 8192 (95.2% and 95.3%, the table's 93.5% and
-# 94.1%); as called (L2 cleared before each call) the step at 1024 and 2048 rows did not
-# move (docs/jsd-forward-h200.md). The bound between them, 3 x 2^27 elements (3139 rows of
-# 128256), lies between 2048 and 4096 rows; nothing was measured there, nor below 1024 rows
-# (which take the first entry). The last bound, 2^62 elements, holds for any tensor. Only
-# the flat loop asks for pipelining (tl.range's num_stages): the row-by-row loop (labels,
-# or rows not back to back) keeps CONFIG_TABLE's entry, as one program per SM would leave
-# the SM mostly idle there. Only bf16 was measured; fp16 shares the entries by element size.
+# 94.1%); as called (L2 cleared before each call) the step at 1024 and 2048 rows barely
+# moved, its time +0.8% and -0.4% (docs/jsd-forward-h200.md). The bound between them, 3 x 2^27
+# elements (3139 rows of 128256), lies between 2048 and 4096 rows; nothing was measured
+# there, nor below 1024 rows (which take the first entry). The last bound, 2^62 elements,
+# holds for any tensor. Only the flat loop asks for pipelining (tl.range's num_stages): the
+# row-by-row loop (labels, or rows not back to back) keeps CONFIG_TABLE's entry, as one
+# program per SM would leave the SM mostly idle there. Only bf16 was measured; fp16 shares
+# the entries by element size.
 #: (element size, gradient) -> ((up to this many elements, table entry), ...): the first
 #: whose bound holds, else CONFIG_TABLE's entry.
 FLAT_TABLE: Final[
@@ -832,8 +833,8 @@ def _layout(
 
     Without labels and with both inputs row after row, one row of BT*V (no partly filled
     tile at each row's end); else BT rows of V. One row without labels takes the flat
-    loop whatever its stride. The launch and :func:`config_for` both ask this, so a
-    record's config is the launch's.
+    loop whatever its stride: a single row has no row stride to follow. The launch and
+    :func:`config_for` both ask this, so a record's config is the launch's.
     """
     if labels is None and stride_x == v and stride_y == v:
         return 1, bt * v, True

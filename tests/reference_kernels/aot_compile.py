@@ -44,8 +44,7 @@ def main(capability: int) -> int:
     ] + [
         (size, grad, entry, ((False, True),))
         for table in fused.FLAT_TABLE.values()
-        for (size, grad), classes in table.items()
-        for _bound, entry in classes
+        for (size, grad), entry in table.items()
     ]
     for size, grad, (block, warps, _per_sm, stages), layouts in entries:
         dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")

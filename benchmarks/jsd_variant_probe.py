@@ -101,6 +101,11 @@ def _variants(names: list[str] | None = None) -> dict[str, Any]:
             module.CONFIG_TABLE = {
                 arch: {**entries, **table} for arch, entries in module.CONFIG_TABLE.items()
             }
+            # A flat row looks in FLAT_TABLE first: the variant's entries must not hide there.
+            module.FLAT_TABLE = {
+                arch: {key: entry for key, entry in entries.items() if key not in table}
+                for arch, entries in getattr(module, "FLAT_TABLE", {}).items()
+            }
             for constant, value in constants.items():
                 setattr(module, constant, value)
         out[name] = module

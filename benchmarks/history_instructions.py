@@ -58,13 +58,12 @@ with open_store(db) as store:
     rows = store.rows()
     found = history(rows, spec=store.spec)
     render_history(found, "json")
-    query, params = None, []
+    columns = None
     if stage == "fetch":
-        from kernelindex_sdk.store._query import ROW_COLUMNS, where
-        tail, params = where({}, None)
-        query = f"SELECT {', '.join(ROW_COLUMNS)} FROM runs r{tail}"
+        from kernelindex_sdk.store._query import ROW_COLUMNS
+        columns = ", ".join(ROW_COLUMNS)
     calls = {
-        "fetch": lambda: store._backend.execute(query, params),
+        "fetch": lambda: store._backend.execute(f"SELECT {columns} FROM runs r"),
         "rows": store.rows,
         "history": lambda: history(rows, spec=store.spec),
         "json": lambda: render_history(found, "json"),

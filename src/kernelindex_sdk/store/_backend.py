@@ -116,10 +116,10 @@ class Backend:
         raise NotImplementedError
 
     def fetch(
-        self, table: str, key: str, keys: Sequence[Any], columns: Sequence[str]
-    ) -> dict[Any, tuple[Any, ...]]:
+        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
+    ) -> dict[str, tuple[Any, ...]]:
         """The ``columns`` of the rows whose ``key`` is one of ``keys``."""
-        found: dict[Any, tuple[Any, ...]] = {}
+        found: dict[str, tuple[Any, ...]] = {}
         wanted = ", ".join((key, *columns))
         for start in range(0, len(keys), _CHUNK):
             chunk = keys[start : start + _CHUNK]

@@ -280,8 +280,8 @@ class PostgresBackend(Backend):
         return {name: (text, source) for name, text, source in rows}
 
     def fetch(
-        self, table: str, key: str, keys: Sequence[Any], columns: Sequence[str]
-    ) -> dict[Any, tuple[Any, ...]]:
+        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
+    ) -> dict[str, tuple[Any, ...]]:
         if not keys:
             return {}
         rows = self.execute(

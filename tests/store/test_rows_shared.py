@@ -1,6 +1,5 @@
-"""Store.rows builds the runs that share their status, digests, branch and labels from one
-tuple of those values: each run still gets its own, and runs that share them share the
-objects."""
+"""Store.rows builds the runs that share their digests and labels from one tuple of what
+they share: each run still gets its own status, digests, branch and labels."""
 
 from __future__ import annotations
 
@@ -59,21 +58,3 @@ def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> N
         assert row.median_ns == spec["timing"]["latencyNs"]["median"]
         assert row.operation == spec["workload"]["operation"]
         assert row.provider == spec["implementation"]["provider"]
-
-
-def test_runs_that_share_their_columns_share_the_objects(store: Store, tmp_path: Path) -> None:
-    """One series' digests are one object each, not one per run (the history compares
-    them run by run)."""
-    docs = _records()
-    assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
-    first, *rest = (
-        row
-        for row in store.rows()
-        if row.workload_digest == docs[0]["run"]["spec"]["workloadDigest"]
-    )
-    assert rest
-    for row in rest:
-        assert row.workload_digest is first.workload_digest
-        assert row.implementation_digest is first.implementation_digest
-        assert row.protocol_digest is first.protocol_digest
-        assert row.environment_digest is first.environment_digest

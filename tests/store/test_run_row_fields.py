@@ -7,7 +7,7 @@ import attrs
 import pytest
 
 from kernelindex_sdk.store import RunRow
-from kernelindex_sdk.store._query import _OBJECT_COLUMNS, _SHARED_AT, ROW_COLUMNS
+from kernelindex_sdk.store._query import _OBJECT_COLUMNS, ROW_COLUMNS
 
 # Columns whose RunRow field has another name (a reserved word, an older spelling).
 _FIELD_OF = {"commit_id": "commit", "pass": "pass_"}
@@ -37,7 +37,7 @@ def test_each_object_table_is_looked_up_by_its_digest_field() -> None:
         "environments": "environment_digest",
     }
     for table, at, _ in _OBJECT_COLUMNS:
-        assert RunRow._fields[_SHARED_AT[at]] == digest_of[table]
+        assert RunRow._fields[at] == digest_of[table]
 
 
 def test_a_row_is_a_plain_tuple_to_compare_and_not_an_attrs_class() -> None:

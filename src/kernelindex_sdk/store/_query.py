@@ -35,50 +35,16 @@ ROW_COLUMNS: Final = (
     "r.p80_ns",
     "r.labels",
 )
-# What runs of one series share, by position in the query's row: the status, the four
-# digests, the branch and the labels.
-_SHARED_AT: Final = tuple(
-    map(
-        ROW_COLUMNS.index,
-        (
-            "r.status",
-            "r.workload_digest",
-            "r.implementation_digest",
-            "r.protocol_digest",
-            "r.environment_digest",
-            "r.branch",
-            "r.labels",
-        ),
-    )
-)
-_SHARED: Final = operator.itemgetter(*_SHARED_AT)
-# What a RunRow takes from the object tables, by the position of the run's digest in
-# what it shares.
+# What a RunRow takes from the object tables, by the run's digest (fields 13 to 17).
 _OBJECT_COLUMNS: Final = (
-    ("workloads", 1, ("operation", "pass")),
-    ("implementations", 2, ("provider", "entry_point")),
-    ("environments", 4, ("hardware",)),
+    ("workloads", 3, ("operation", "pass")),
+    ("implementations", 4, ("provider", "entry_point")),
+    ("environments", 6, ("hardware",)),
 )
-# RunRow fields named otherwise in the tables (a reserved word, an older spelling).
-_FIELD_OF: Final = {"pass": "pass_"}
-_COLUMN_OF: Final = {"commit": "commit_id"}
-# A row of the query followed by its stretch's tail (what the stretch shares but the
-# labels' text, what that gives from the objects, the labels as a mapping), and where a
-# RunRow's fields are in it, the shared ones taken from the tail: the runs that share a
-# value then hold one str object, not one each, and a history that compares them run by
-# run (group_series) reads one string, not every run's copy.
-_JOINED: Final = (
-    *(column.removeprefix("r.") for column in ROW_COLUMNS),
-    *(ROW_COLUMNS[at].removeprefix("r.") for at in _SHARED_AT[:-1]),
-    *(_FIELD_OF.get(c, c) for _, _, columns in _OBJECT_COLUMNS for c in columns),
-    "labels",
-)
-_IN_FIELD_ORDER: Final = operator.itemgetter(
-    *(
-        len(_JOINED) - 1 - _JOINED[::-1].index(_COLUMN_OF.get(field, field))
-        for field in RunRow._fields
-    )
-)
+# What runs share with the others of their series, by the object tables' digest columns
+# then the labels; a run's own columns; a RunRow from its fields' tuple.
+_SHARED: Final = operator.itemgetter(*(at for _, at, _ in _OBJECT_COLUMNS), len(ROW_COLUMNS) - 1)
+_OWN: Final = operator.itemgetter(slice(0, len(ROW_COLUMNS) - 1))
 _NEW: Final = tuple.__new__
 # Filter argument -> condition. The objects' columns are looked up by digest, not joined
 # per run: a join costs each of 10,000 runs three lookups, a third of reading them.
@@ -133,28 +99,25 @@ def run_rows(
         result: The query's rows.
         fetch: ``Backend.fetch``: the object tables' columns by digest.
     """
-    # Runs of one series share their objects, status, branch and labels, and mostly come
+    # Runs of one series share their objects and mostly their labels, and mostly come
     # together: each stretch of rows that share them is built at once, in C, with one
-    # tuple of what they share and take from the objects, and one decoded label mapping.
+    # tuple of what they take from the objects and one decoded label mapping.
     stretches = [(key, list(rows)) for key, rows in itertools.groupby(result, _SHARED)]
     keys = dict.fromkeys(key for key, _ in stretches)
-    works, implementations, environments = (
-        fetch(table, "digest", list({key[at] for key in keys}), columns)
-        for table, at, columns in _OBJECT_COLUMNS
-    )
-    tails: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    # Each value, one object: runs with other labels or branch share their digests too.
-    one: dict[Any, Any] = {}
+    objects = [
+        fetch(table, "digest", list({key[i] for key in keys}), columns)
+        for i, (table, _, columns) in enumerate(_OBJECT_COLUMNS)
+    ]
+    works, implementations, environments = objects
+    tails: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
     for key in keys:
         tails[key] = (
-            *map(one.setdefault, key[:-1], key[:-1]),
-            *works.get(key[1], (None, None)),
-            *implementations.get(key[2], (None, None)),
-            *environments.get(key[4], (None,)),
-            MappingProxyType(json.loads(key[-1])),
+            *works.get(key[0], (None, None)),
+            *implementations.get(key[1], (None, None)),
+            *environments.get(key[2], (None,)),
+            MappingProxyType(json.loads(key[3])),
         )
     built: list[RunRow] = []
     for key, rows in stretches:
-        joined = map(operator.add, rows, repeat(tails[key]))
-        built += map(_NEW, repeat(RunRow), map(_IN_FIELD_ORDER, joined))
+        built += map(_NEW, repeat(RunRow), map(operator.add, map(_OWN, rows), repeat(tails[key])))
     return built

@@ -24,7 +24,10 @@ Reads (each builds nothing past the rows sqlite3 returns, but where said):
   run shares all its shared columns with it, else its own seq), then the shared columns
   of those runs by seq: the read tried for issue 22 and reverted;
 - ``json_aggregate``: SQLite's ``json_group_array(json_array(...))`` of the 14 columns
-  and one ``json.loads`` (SQLite only: PostgreSQL spells it ``json_agg``).
+  and one ``json.loads`` (SQLite only: PostgreSQL spells it ``json_agg``);
+- ``now_apsw``: ``now``'s query through APSW (another SQLite binding, not a dependency of
+  the package), when ``--apsw DIR`` names where it is installed
+  (``pip install --target DIR apsw``); it releases the GIL per row, not per value.
 
 ``mutex_and_gil_share`` is the part of ``now``'s instructions spent in pthread mutexes
 and the GIL's handoff: Python 3.11's sqlite3 releases the GIL around each column of each
@@ -96,8 +99,13 @@ _QUERIES = {
 
 _READ = """
 import functools, gc, json, sqlite3, sys
-db = sqlite3.connect(sys.argv[1], isolation_level=None)
 name, query = sys.argv[2], sys.argv[3]
+if name == "now_apsw":
+    sys.path.insert(0, sys.argv[4])
+    import apsw
+    db = apsw.Connection(sys.argv[1], flags=apsw.SQLITE_OPEN_READONLY)
+else:
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
 gc.disable()
 
 def read():
@@ -204,10 +212,22 @@ def _stores(tmp: Path) -> dict[str, list[str]]:
     return {"constant": constant, "versions": versions, "interleaved": interleaved}
 
 
+def _apsw_version(where: Path | None) -> str | None:
+    if where is None:
+        return None
+    done = subprocess.run(  # noqa: S603 - our own interpreter
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import apsw;"
+         " print(apsw.apsw_version())", str(where.resolve())],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--src", type=Path, default=ROOT / "src")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--apsw", type=Path, help="a folder where apsw is installed")
     args = parser.parse_args()
     for tool in ("valgrind", "callgrind_annotate"):
         if shutil.which(tool) is None:
@@ -218,6 +238,7 @@ def main() -> int:
         "machine": platform.machine(),
         "python": platform.python_version(),
         "runs_per_store": 10_000,
+        "apsw": _apsw_version(args.apsw),
         "instructions_per_read": counts,
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -233,6 +254,9 @@ def main() -> int:
             counts[store] = {
                 name: _count(_callgrind([db, name, query])) for name, query in _QUERIES.items()
             }
+            if args.apsw is not None:
+                apsw = [db, "now_apsw", _QUERIES["now"], str(args.apsw.resolve())]
+                counts[store]["now_apsw"] = _count(_callgrind(apsw))
             if store == "constant":
                 report["mutex_and_gil_share_of_now"] = _locking_share(db, Path(tmp))
     write_results(report, args.out)

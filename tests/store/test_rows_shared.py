@@ -1,0 +1,60 @@
+"""Store.rows builds the runs that share their digests and labels from one tuple of what
+they share: each run still gets its own status, digests, branch and labels."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from _history_records import bundle, template, write_jsonl
+
+from kernelindex_sdk import digest
+from kernelindex_sdk.store import Store
+
+
+def _other_workload(base: dict[str, Any]) -> dict[str, Any]:
+    doc = copy.deepcopy(base)
+    spec = doc["run"]["spec"]
+    spec["workload"]["parameters"]["tokens"] = 12345
+    spec["workloadDigest"] = digest.workload_digest(spec["workload"])
+    return doc
+
+
+def _records() -> list[dict[str, Any]]:
+    """Two series interleaved; in the first, the labels change at run 6, the branch is
+    absent from run 3 to 4, and run 8 is unverified."""
+    base, other = template(), _other_workload(template())
+    docs = []
+    for i in range(10):
+        branch = None if i in (3, 4) else ("main" if i < 7 else "dev")
+        doc = bundle(base, i, 300_000 + i, commit=f"{i:040x}", branch=branch)
+        doc["run"]["metadata"]["labels"] = {"liger_version": "0.5.3" if i < 6 else "0.5.4"}
+        if i == 8:
+            doc["run"]["spec"]["status"] = "unverified"
+        docs.append(doc)
+        docs.append(bundle(other, 100 + i, 200_000 + i, commit=f"{i:040x}", branch="main"))
+    return docs
+
+
+def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> None:
+    docs = _records()
+    assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
+    rows = {row.name: row for row in store.rows()}
+    assert len(rows) == len(docs)
+    for doc in docs:
+        run = doc["run"]
+        spec, meta = run["spec"], run["metadata"]
+        row = rows[meta["name"]]
+        annotations = meta["annotations"]
+        assert row.status == spec["status"]
+        assert row.workload_digest == spec["workloadDigest"]
+        assert row.implementation_digest == spec["implementationDigest"]
+        assert row.protocol_digest == spec["protocolDigest"]
+        assert row.environment_digest == spec["environmentDigest"]
+        assert row.branch == annotations.get("kernelindex.dev/branch")
+        assert row.commit == annotations["kernelindex.dev/commit"]
+        assert dict(row.labels) == meta.get("labels", {})
+        assert row.median_ns == spec["timing"]["latencyNs"]["median"]
+        assert row.operation == spec["workload"]["operation"]
+        assert row.provider == spec["implementation"]["provider"]

@@ -251,10 +251,12 @@ class _FileIngest:
 
     Each record is taken apart as it is read: its run's columns, the objects new to the
     file, its commit time and latencies checked. A batch keeps only that and the
-    record's text (no parsed value: the value of a large bundle is several times its
-    text, and 2,000 of them held until their batch went in were memory walked three
-    times, once cold from each of reading, columns and freeing), and each batch's new
-    objects and runs go in as it completes, so memory holds one batch. A batch repeats
+    record's text, not its parsed value: a harness bundle's value is about 11 KB, three
+    times its text, and 2,000 of them held until their batch went in (22 MB, more than
+    the caches keep) were written to memory, then read from it again for their columns
+    and once more to be freed, which cost a fifth of the ingest's time (docs/store.md).
+    Each batch's new objects and runs go in as it completes, so memory holds one batch
+    of texts and columns. A batch repeats
     what an earlier one stored, and the store (inside the same transaction) tells
     whether it is the same. Once a problem is found nothing more goes in, but the rest
     of the file is still validated, so that every problem is reported; the caller then

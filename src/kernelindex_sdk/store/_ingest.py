@@ -11,7 +11,7 @@ another spec than the stored one is refused the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Final
@@ -254,14 +254,15 @@ class _FileIngest:
     record's text, not its parsed value: a harness bundle's value is about 11 KB, three
     times its text, and 2,000 of them held until their batch went in (22 MB, more than
     the caches keep) were written to memory, then read from it again for their columns
-    and once more to be freed, which cost a fifth of the ingest's time (docs/store.md).
+    and once more to be freed (docs/store.md, "Where a large bundle's time went").
+
     Each batch's new objects and runs go in as it completes, so memory holds one batch
-    of texts and columns. A batch repeats
-    what an earlier one stored, and the store (inside the same transaction) tells
-    whether it is the same. Once a problem is found nothing more goes in, but the rest
-    of the file is still validated, so that every problem is reported; the caller then
-    rolls the file back. A batch's problems are those of its validation, else those of
-    its checks and the store, found in that order whatever the record.
+    of texts and columns. A batch repeats what an earlier one stored, and the store
+    (inside the same transaction) tells whether it is the same. Once a problem is found
+    nothing more goes in, but the rest of the file is still validated, so that every
+    problem is reported; the caller then rolls the file back. A batch's problems are
+    those of its validation, else those of its checks and the store, found in that order
+    whatever the record.
     """
 
     def __init__(self, backend: Backend, source: str) -> None:
@@ -472,19 +473,6 @@ class _FileIngest:
 
 def _retryable(err: StoreError) -> bool:
     return getattr(err.__cause__, "sqlstate", None) in _RETRY_STATES
-
-
-def _batches(
-    results: Iterable[documents.DocumentResult],
-) -> Iterator[list[documents.DocumentResult]]:
-    batch = []
-    for result in results:
-        batch.append(result)
-        if len(batch) == BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _ingest_once(

@@ -11,6 +11,11 @@ once, untimed, then ingests it into K fresh SQLite stores; the difference betwee
 and K = 1, over two files' records, is one record's count. The system calls' own work
 (the commit's writes and sync) is the kernel's and is not counted.
 
+Beside it, the whole ingest's count the same way (``Store.ingest`` of the file into K
+fresh stores: reading and validating included): what a record costs in instructions,
+whatever the time it takes. Where the time moves and this count does not, the time went
+to memory or the kernel, not to the instructions.
+
 ``--src`` runs another version's code on the same files (its ``src``), e.g. 0.4.0's.
 """
 
@@ -56,7 +61,18 @@ for i in range(k):
 """
 
 
-def _instructions(src: Path, path: Path, k: int) -> int:
+_WHOLE = """
+import sys, tempfile
+from kernelindex_sdk.store import open_store
+path, k = sys.argv[1], int(sys.argv[2])
+folder = tempfile.mkdtemp()
+for i in range(k):
+    with open_store(f"sqlite:///{folder}/s{i}.sqlite3") as store:
+        assert store.ingest([path]).added > 0
+"""
+
+
+def _instructions(src: Path, path: Path, k: int, script: str = _SHARE) -> int:
     # valgrind from PATH on our own interpreter and code: S603/S607 do not apply.
     done = subprocess.run(  # noqa: S603
         [  # noqa: S607
@@ -66,7 +82,7 @@ def _instructions(src: Path, path: Path, k: int) -> int:
             "--cachegrind-out-file=/dev/null",
             sys.executable,
             "-c",
-            _SHARE,
+            script,
             str(path),
             str(k),
         ],
@@ -93,18 +109,22 @@ def main() -> int:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     src = args.src.resolve()
     counts = {}
+    whole = {}
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.kinds.split(","):
             path = make_file(kind, args.count, Path(tmp))
             one, three = _instructions(src, path, 1), _instructions(src, path, 3)
             counts[kind] = (three - one) // (2 * args.count)
+            one, three = _instructions(src, path, 1, _WHOLE), _instructions(src, path, 3, _WHOLE)
+            whole[kind] = (three - one) // (2 * args.count)
     report = {
         "command": " ".join(["python benchmarks/store_share_instructions.py", *sys.argv[1:]]),
-        "src": str(args.src),
+        "src": os.path.relpath(src, ROOT) if src.is_relative_to(ROOT) else str(src),
         "machine": platform.machine(),
         "python": platform.python_version(),
         "records_per_file": args.count,
         "instructions_per_record_into_sqlite": counts,
+        "instructions_per_record_whole_ingest_into_sqlite": whole,
     }
     write_results(report, args.out)
     return 0

@@ -6,10 +6,17 @@ imports the one that imports it.
 
 from __future__ import annotations
 
+from typing import Final
+
 from ._backend import Backend, SQLiteBackend
 from ._url import StoreURL
 
 __all__ = ["connect"]
+
+#: The most of its store's pages a SQLite connection caches, in KiB: 512 of the store's
+#: 64 KiB pages, about as many pages as SQLite's default (2,000 KiB) holds of its default
+#: 4 KiB ones, where with 64 KiB pages that default holds 31.
+SQLITE_CACHE_KIB: Final = 32768
 
 
 def connect(url: StoreURL, *, create: bool) -> Backend:
@@ -29,6 +36,13 @@ def connect(url: StoreURL, *, create: bool) -> Backend:
     else:
         backend = SQLiteBackend(url, create=create)
     try:
+        if backend.dialect == "sqlite":
+            # A file's ingest keeps more pages in use than 31 (the last page of each table
+            # it appends to, and every page of the name index its runs' names fall on):
+            # with SQLite's default cache, pages went out to the log and were read back
+            # and written again, 2.6 times the bytes a harness bundle stores and twice a
+            # Liger bundle's (docs/store.md). Pages are taken as needed, up to this.
+            backend.execute(f"PRAGMA cache_size = -{SQLITE_CACHE_KIB}")
         backend.ensure_layout(create=create)
     except BaseException:
         backend.close()

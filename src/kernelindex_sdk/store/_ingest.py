@@ -11,7 +11,7 @@ another spec than the stored one is refused the same way.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, Final
@@ -57,19 +57,36 @@ class _RefusedError(Exception):
 
 @attrs.define
 class _Record:
-    """A validated record going in: ``raw`` is its text as stored, as it was read (UTF-8
-    bytes, checked by the reader) or as written (str)."""
+    """A validated record as its batch keeps it until its rows go in: its text as stored
+    (UTF-8 bytes as read and checked by the reader, or str as written), its place, and
+    its run's columns; not its parsed value (see :class:`_FileIngest`)."""
 
     document: Document
-    value: dict[str, Any]
     raw: str | bytes
     form: str
+    #: Whether the record is a bundle (its run at ``/run``) rather than a document alone.
+    bundle: bool
+    #: Its run's columns (:data:`_RUN_COLUMNS`); empty for a protocol or environment.
+    row: tuple[Any, ...] = ()
+    #: A protocol or environment document's value (rare, and small); None for a run.
+    value: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:
         """The record's text as str (decoded on demand: most records never need it)."""
         raw = self.raw
         return raw.decode("utf-8") if isinstance(raw, bytes) else raw
+
+    def parsed(self) -> dict[str, Any]:
+        """The record's JSON value: a run's read again from its text, which only a run
+        stored before under another text needs. ``json`` reads a valid record's text to
+        the value validation gave (the strict parser is ``json`` with hooks that only
+        refuse), and a record that gained provenance was stored as its annotated value's
+        text."""
+        if self.value is not None:
+            return self.value
+        found: dict[str, Any] = json.loads(self.raw)
+        return found
 
     def problem(self, pointer: str, message: str, code: str) -> FileProblem:
         return FileProblem(
@@ -83,13 +100,14 @@ def _now() -> str:
     return format_observed_at(datetime.now(timezone.utc))
 
 
-def _record(
-    result: documents.DocumentResult, given: provenance.Provenance, annotate: bool
-) -> _Record:
-    """``annotate``: whether ``given`` holds any provenance (``bool(given)``, asked once)."""
-    document = result.document
+def _text_of(
+    document: Document, value: dict[str, Any], given: provenance.Provenance, annotate: bool
+) -> tuple[str | bytes, str]:
+    """A record's text as stored and its form (``line`` or ``document``).
+
+    ``annotate``: whether ``given`` holds any provenance (``bool(given)``, asked once).
+    """
     raw = document.text
-    value = result.value
     form = "line" if document.json_lines else "document"
     if annotate and provenance.annotate(value, given):
         # The record gains provenance: it is stored as the published form of the
@@ -97,7 +115,7 @@ def _record(
         newline = raw.endswith(b"\n") if isinstance(raw, bytes) else raw.endswith("\n")
         end = "\n" if newline else ""
         raw = dumps(value, indent=None if form == "line" else 2) + end
-    return _Record(document, value, raw, form)
+    return raw, form
 
 
 def _stored_source(label: str) -> str:
@@ -118,15 +136,13 @@ _LATENCY_COLUMNS: Final = tuple(
 )
 
 
-def _latency_range_problem(
-    record: _Record, run: dict[str, Any], row: Sequence[Any]
-) -> FileProblem | None:
+def _latency_range_problem(record: _Record, row: Sequence[Any]) -> FileProblem | None:
     """A problem when a latency statistic in ns does not fit the store's 64-bit column
     (a valid record may give any finite number: 1e19 ns passes validation)."""
     for index, statistic in _LATENCY_COLUMNS:
         value = row[index]
         if value is not None and not _NS_MIN <= value <= _NS_MAX:
-            pointer = "/run/spec" if run is not record.value else "/spec"
+            pointer = "/run/spec" if record.bundle else "/spec"
             return record.problem(
                 pointer,
                 f"latency {statistic} of {value} ns does not fit the store's 64-bit"
@@ -147,7 +163,7 @@ def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | 
         normalized = None
     if normalized == when:
         return None
-    pointer = "/run" if "run" in record.value else ""
+    pointer = "/run" if record.bundle else ""
     key = provenance.COMMIT_TIME.replace("/", "~1")
     expected = "an RFC 3339 timestamp in UTC as published"
     return record.problem(
@@ -168,10 +184,12 @@ _BUNDLE_OBJECTS: Final = (
 
 
 def _new_objects(
-    records: Sequence[_Record], seen: dict[str, set[str]]
-) -> dict[str, dict[str, _extract.ObjectRow]]:
-    """Each object of the records whose digest ``seen`` (this file's, by kind) lacks; the
-    first of each digest, which is added to ``seen``.
+    value: dict[str, Any],
+    seen: dict[str, set[str]],
+    objects: dict[str, dict[str, _extract.ObjectRow]],
+) -> None:
+    """Add each object of the record ``value`` whose digest ``seen`` (this file's, by
+    kind) lacks to ``objects`` (by kind, then digest) and its digest to ``seen``.
 
     A repeat needs no comparison with the first: every record here passed validation's
     :class:`~kernelindex_sdk.validation.InputRules` over this same file, which refuses
@@ -179,47 +197,72 @@ def _new_objects(
     as strict as :func:`_extract.json_equal`: tests/store/test_store.py holds the two
     to it), so all the objects of one digest in a file are the first one.
     """
-    objects: dict[str, dict[str, _extract.ObjectRow]] = {kind: {} for kind in OBJECT_TABLES}
-    for record in records:
-        value = record.value
-        run = value.get("run")
-        if run is None:
-            # A run, protocol or environment document on its own (rare): the general way.
-            for kind, digest, spec, name in _extract.object_specs(value):
-                if digest not in seen[kind]:
-                    seen[kind].add(digest)
-                    objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+    run = value.get("run")
+    if run is None:
+        # A run, protocol or environment document on its own (rare): the general way.
+        for kind, digest, spec, name in _extract.object_specs(value):
+            if digest not in seen[kind]:
+                seen[kind].add(digest)
+                objects[kind][digest] = _extract.object_row(kind, digest, spec, name)
+        return
+    # A bundle (the common record): its run's workload and implementation (when it
+    # carries them) and its protocol and environment, by the digests the run declares.
+    spec = run["spec"]
+    for kind, key, in_run in _BUNDLE_OBJECTS:
+        digest = spec[key]
+        known = seen[kind]
+        if digest in known:
             continue
-        # A bundle (the common record): its run's workload and implementation (when it
-        # carries them) and its protocol and environment, by the digests the run declares.
-        spec = run["spec"]
-        for kind, key, in_run in _BUNDLE_OBJECTS:
-            digest = spec[key]
-            known = seen[kind]
-            if digest in known:
+        if in_run:
+            if kind not in spec:
                 continue
-            if in_run:
-                if kind not in spec:
-                    continue
-                found, name = spec[kind], None
-            else:
-                doc = value.get(kind)
-                if doc is None:
-                    continue
-                found, name = doc["spec"], doc["metadata"]["name"]
-            known.add(digest)
-            objects[kind][digest] = _extract.object_row(kind, digest, found, name)
-    return objects
+            found, name = spec[kind], None
+        else:
+            doc = value.get(kind)
+            if doc is None:
+                continue
+            found, name = doc["spec"], doc["metadata"]["name"]
+        known.add(digest)
+        objects[kind][digest] = _extract.object_row(kind, digest, found, name)
+
+
+@attrs.define
+class _Batch:
+    """What a batch of a file's records brings to the store, gathered record by record as
+    each is read (see :class:`_FileIngest`)."""
+
+    #: Documents read into this batch, valid or not.
+    size: int = 0
+    #: Its runs (bundles and runs alone), in the file's order, with their columns.
+    runs: list[_Record] = attrs.Factory(list)
+    #: Its protocol and environment documents on their own.
+    standalone: list[_Record] = attrs.Factory(list)
+    #: The objects whose digests no earlier record of the file carried, by kind.
+    objects: dict[str, dict[str, _extract.ObjectRow]] = attrs.Factory(
+        lambda: {kind: {} for kind in OBJECT_TABLES}
+    )
+    #: Commit times not in the published form, and latencies past the columns' range.
+    commit_problems: list[FileProblem] = attrs.Factory(list)
+    range_problems: list[FileProblem] = attrs.Factory(list)
 
 
 class _FileIngest:
     """One file's records going into the store, a batch at a time, in one transaction.
 
-    Each batch's new objects and runs go in as it comes, so memory holds one batch; a
-    batch repeats what an earlier one stored, and the store (inside the same transaction)
-    tells whether it is the same. Once a problem is found nothing more goes in, but the
-    rest of the file is still validated, so that every problem is reported; the caller
-    then rolls the file back.
+    Each record is taken apart as it is read: its run's columns, the objects new to the
+    file, its commit time and latencies checked. A batch keeps only that and the
+    record's text, not its parsed value: a harness bundle's value is about 11 KB, three
+    times its text, and 2,000 of them held until their batch went in (22 MB, more than
+    the caches keep) were written to memory, then read from it again for their columns
+    and once more to be freed (docs/store.md, "Where a large bundle's time went").
+
+    Each batch's new objects and runs go in as it completes, so memory holds one batch
+    of texts and columns. A batch repeats what an earlier one stored, and the store
+    (inside the same transaction) tells whether it is the same. Once a problem is found
+    nothing more goes in, but the rest of the file is still validated, so that every
+    problem is reported; the caller then rolls the file back. A batch's problems are
+    those of its validation, else those of its checks and the store, found in that order
+    whatever the record.
     """
 
     def __init__(self, backend: Backend, source: str) -> None:
@@ -232,7 +275,7 @@ class _FileIngest:
         self.identical = 0
         self.provenance_only = 0
         self.now = _now()
-        # The digests of the objects this file's earlier batches carried, by kind.
+        # The digests of the objects this file's earlier records carried, by kind.
         self._seen: dict[str, set[str]] = {kind: set() for kind in OBJECT_TABLES}
 
     def run(
@@ -243,44 +286,67 @@ class _FileIngest:
         Raises:
             _RefusedError: with every problem, for the caller's transaction to roll back.
         """
-        for batch in _batches(results):
-            self.add(batch, given)
+        annotate = bool(given)
+        batch = _Batch()
+        for result in results:
+            self.documents += 1
+            batch.size += 1
+            if result.problems:
+                self.problems.extend(result.problems)
+            elif not self.problems:
+                # Nothing goes in once a problem is found: its value is not needed.
+                self._take(result, given, annotate, batch)
+            if batch.size == BATCH:
+                self._store(batch)
+                batch = _Batch()
+        if batch.size:
+            self._store(batch)
         if self.problems:
             raise _RefusedError(self.problems, self.clashes)
 
-    def add(self, batch: Sequence[documents.DocumentResult], given: provenance.Provenance) -> None:
-        """Validate-checked documents of the file, in its order."""
-        self.documents += len(batch)
-        for result in batch:
-            if result.problems:
-                self.problems.extend(result.problems)
+    def _take(
+        self,
+        result: documents.DocumentResult,
+        given: provenance.Provenance,
+        annotate: bool,
+        batch: _Batch,
+    ) -> None:
+        """One valid record into ``batch``, taken apart while its value is at hand."""
+        document = result.document
+        value = result.value
+        raw, form = _text_of(document, value, given, annotate)
+        run = value.get("run")
+        if run is None and value["kind"] != "BenchmarkRun":
+            batch.standalone.append(_Record(document, raw, form, False, value=value))
+            _new_objects(value, self._seen, batch.objects)
+            return
+        record = _Record(document, raw, form, run is not None)
+        if run is None:
+            run = value
+        notes = run["metadata"].get("annotations")
+        if notes and provenance.COMMIT_TIME in notes:
+            problem = _commit_time_problem(record, run)
+            if problem is not None:
+                batch.commit_problems.append(problem)
+        _new_objects(value, self._seen, batch.objects)
+        row = _extract.run_columns(run, _stored_source(document.label), self.now)
+        problem = _latency_range_problem(record, row)
+        if problem is not None:
+            batch.range_problems.append(problem)
+        record.row = row
+        batch.runs.append(record)
+
+    def _store(self, batch: _Batch) -> None:
+        """Store a batch's records, or find the problems that refuse them."""
         if self.problems:
             return
-        annotate = bool(given)
-        records = [_record(result, given, annotate) for result in batch]
-        runs = []
-        standalone = []
-        for record in records:
-            value = record.value
-            run = value.get("run")
-            if run is None:
-                if value["kind"] != "BenchmarkRun":
-                    standalone.append(record)
-                    continue
-                run = value
-            notes = run["metadata"].get("annotations")
-            if notes and provenance.COMMIT_TIME in notes:
-                problem = _commit_time_problem(record, run)
-                if problem is not None:
-                    self.problems.append(problem)
-            runs.append((record, run))
-        if self.problems:
+        if batch.commit_problems:
+            self.problems.extend(batch.commit_problems)
             return
-        objects = _new_objects(records, self._seen)
         for kind, table in OBJECT_TABLES.items():
-            self._objects(kind, table, objects[kind])
-        self._documents(standalone)
-        self._runs(runs)
+            self._objects(kind, table, batch.objects[kind])
+        self._documents(batch.standalone)
+        self._runs(batch)
 
     def _objects(self, kind: str, table: str, rows: dict[str, _extract.ObjectRow]) -> None:
         if not rows:
@@ -310,9 +376,10 @@ class _FileIngest:
     def _documents(self, records: list[_Record]) -> None:
         now = self.now
         for record in records:
-            kind = record.value["kind"]
-            name = record.value["metadata"]["name"]
-            digest = next(_extract.objects_of(record.value)).digest
+            value = record.parsed()
+            kind = value["kind"]
+            name = value["metadata"]["name"]
+            digest = next(_extract.objects_of(value)).digest
             for _ in range(2):
                 found = self.backend.execute(
                     "SELECT digest, source FROM documents WHERE kind = ? AND name = ?",
@@ -353,35 +420,28 @@ class _FileIngest:
                 )
             )
 
-    def _runs(self, runs: list[tuple[_Record, dict[str, Any]]]) -> None:
+    def _runs(self, batch: _Batch) -> None:
+        runs = batch.runs
         if not runs:
             return
-        now = self.now
-        columns = _extract.run_columns
-        rows = [columns(run, _stored_source(record.document.label), now) for record, run in runs]
-        for row, (record, run) in zip(rows, runs, strict=True):
-            problem = _latency_range_problem(record, run, row)
-            if problem is not None:
-                self.problems.append(problem)
+        self.problems.extend(batch.range_problems)
         if self.problems:
             return
+        rows = [record.row for record in runs]
         seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
         texts = [
             (seq, record.raw, record.form)
-            for seq, (record, _) in zip(seqs, runs, strict=True)
+            for seq, record in zip(seqs, runs, strict=True)
             if seq is not None
         ]
         self.added += len(texts)
         self.backend.insert_texts(texts)
         if len(texts) == len(runs):
             return
-        others = [
-            (row[0], record)
-            for seq, row, (record, _) in zip(seqs, rows, runs, strict=True)
-            if seq is None
-        ]
-        stored = self.backend.stored_runs([name for name, _ in others])
-        for name, record in others:
+        others = [record for seq, record in zip(seqs, runs, strict=True) if seq is None]
+        stored = self.backend.stored_runs([record.row[0] for record in others])
+        for record in others:
+            name = record.row[0]
             text, source = stored[name]
             self._compare(record, name, text, source)
 
@@ -390,16 +450,17 @@ class _FileIngest:
             self.identical += 1
             return
         value = json.loads(text)
-        if _extract.canonical(value) == _extract.canonical(record.value):
+        mine = record.parsed()
+        if _extract.canonical(value) == _extract.canonical(mine):
             self.identical += 1
             return
         if _extract.canonical(provenance.without_provenance(value)) == _extract.canonical(
-            provenance.without_provenance(record.value)
+            provenance.without_provenance(mine)
         ):
             self.provenance_only += 1
             return
         self.clashes += 1
-        pointer = "/run/metadata/name" if "run" in record.value else "/metadata/name"
+        pointer = "/run/metadata/name" if record.bundle else "/metadata/name"
         self.problems.append(
             record.problem(
                 pointer,
@@ -412,19 +473,6 @@ class _FileIngest:
 
 def _retryable(err: StoreError) -> bool:
     return getattr(err.__cause__, "sqlstate", None) in _RETRY_STATES
-
-
-def _batches(
-    results: Iterable[documents.DocumentResult],
-) -> Iterator[list[documents.DocumentResult]]:
-    batch = []
-    for result in results:
-        batch.append(result)
-        if len(batch) == BATCH:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _ingest_once(

@@ -454,9 +454,17 @@ class _FileIngest:
         if _extract.canonical(value) == _extract.canonical(mine):
             self.identical += 1
             return
-        if _extract.canonical(provenance.without_provenance(value)) == _extract.canonical(
-            provenance.without_provenance(mine)
-        ):
+        bare, mine_bare = provenance.without_provenance(value), provenance.without_provenance(mine)
+        if _extract.canonical(bare) == _extract.canonical(mine_bare):
+            self.provenance_only += 1
+            return
+        # The canonical texts tell an integer from a float (``5`` from ``5.0``, which
+        # RFC 8785, the digests and merge take for one value): before a clash is called,
+        # numbers are compared by value, as objects are.
+        if _extract.json_equal(value, mine):
+            self.identical += 1
+            return
+        if _extract.json_equal(bare, mine_bare):
             self.provenance_only += 1
             return
         self.clashes += 1

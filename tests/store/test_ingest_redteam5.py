@@ -17,7 +17,7 @@ import pytest
 from _records import bundle
 
 from kernelindex_sdk import dumps, provenance
-from kernelindex_sdk.errors import StoreError
+from kernelindex_sdk.errors import RecordSetError, StoreError
 from kernelindex_sdk.merge import merge_paths
 from kernelindex_sdk.store import Store, _ingest
 
@@ -267,3 +267,29 @@ def test_an_empty_json_lines_file_adds_nothing_and_refuses_nothing(
     assert counts(report) == (0, 0, 0, 0, 0)
     assert report.ok
     assert exported(store) == []
+
+
+def test_a_standalone_document_with_other_metadata_under_its_name_is_a_clash(
+    store: Store, tmp_path: Path
+) -> None:
+    """A protocol document on its own, seen again with the same spec but another label, is
+    another record under the same name: refused, as merge refuses it, and the stored one
+    is kept; the same document in another layout (or key order) is identical."""
+    protocol = bundle()["protocol"]
+    first = tmp_path / "protocol.json"
+    first.write_text(dumps(protocol, validate=False) + "\n")
+    assert store.ingest([first]).added == 1
+    before = exported(store)
+    compact = tmp_path / "compact.jsonl"
+    compact.write_text(json.dumps(dict(reversed(list(protocol.items())))) + "\n")
+    assert counts(store.ingest([compact])) == (0, 1, 0, 0, 0)
+    labelled = copy(protocol)
+    labelled["metadata"]["labels"] = {"team": "kernels"}
+    other = tmp_path / "labelled.json"
+    other.write_text(dumps(labelled, validate=False) + "\n")
+    with pytest.raises(RecordSetError, match="duplicate-name"):
+        merge_paths([first, other])
+    report = store.ingest([other])
+    assert (report.refused, report.clashes) == (1, 1)
+    assert [p.problem.code for p in report.problems] == ["store-clash"]
+    assert exported(store) == before

@@ -5,7 +5,10 @@ A run whose name the store lacks is added. One it holds is compared: the same re
 only in its provenance annotations is skipped too, as the same measurement seen again,
 and the first arrival keeps its provenance; anything else is a clash, and the whole
 file is refused (rolled back) with each clash naming both places. A digest that names
-another spec than the stored one is refused the same way.
+another spec than the stored one is refused the same way, and so is a protocol or
+environment document on its own whose name the store holds for another JSON value
+(another spec, or the same spec with other metadata). JSON values compare numbers by
+value: ``5`` and ``5.0`` are one value, as in RFC 8785 and merge.
 """
 
 from __future__ import annotations
@@ -382,7 +385,7 @@ class _FileIngest:
             digest = next(_extract.objects_of(value)).digest
             for _ in range(2):
                 found = self.backend.execute(
-                    "SELECT digest, source FROM documents WHERE kind = ? AND name = ?",
+                    "SELECT digest, source, record_text FROM documents WHERE kind = ? AND name = ?",
                     (kind, name),
                 )
                 if found:
@@ -407,7 +410,12 @@ class _FileIngest:
                     break
             if not found:
                 continue
-            if found[0][0] == digest:
+            stored_digest, _, stored_text = found[0]
+            # The same spec under the same name is not yet the same document: one whose
+            # metadata (labels, annotations) differs is another record, as merge says.
+            if stored_digest == digest and (
+                stored_text == record.text or _extract.json_equal(json.loads(stored_text), value)
+            ):
                 self.identical += 1
                 continue
             self.clashes += 1

@@ -293,3 +293,25 @@ def test_a_standalone_document_with_other_metadata_under_its_name_is_a_clash(
     assert (report.refused, report.clashes) == (1, 1)
     assert [p.problem.code for p in report.problems] == ["store-clash"]
     assert exported(store) == before
+
+
+@pytest.mark.usefixtures("small_batches")
+@pytest.mark.parametrize(
+    "tail",
+    [b'{"run": "caf\xe9"}\n', b'{"run": {"kind": "Bench'],
+    ids=["not-utf8", "cut-short"],
+)
+def test_a_file_that_goes_bad_after_two_batches_leaves_nothing(
+    store: Store, tmp_path: Path, tail: bytes
+) -> None:
+    """Six good records (two batches, stored inside the file's transaction), then a line
+    that is not UTF-8 or a record cut short: the file is refused whole, with one problem
+    on line 7, and nothing of it stays; the six alone go in."""
+    good = lines(tmp_path / "good.jsonl", runs(6))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(good.read_bytes() + tail)
+    report = store.ingest([bad])
+    assert (report.added, report.refused) == (0, 7)
+    assert [str(p).split(":")[1] for p in report.problems] == ["7"]
+    assert exported(store) == []
+    assert store.ingest([good]).added == 6

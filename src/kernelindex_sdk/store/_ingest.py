@@ -457,22 +457,16 @@ class _FileIngest:
         if text == record.text:
             self.identical += 1
             return
+        # JSON values, numbers by value (``5`` and ``5.0`` are one, as in RFC 8785, the
+        # digests and merge), as objects are compared.
         value = json.loads(text)
         mine = record.parsed()
-        if _extract.canonical(value) == _extract.canonical(mine):
-            self.identical += 1
-            return
-        bare, mine_bare = provenance.without_provenance(value), provenance.without_provenance(mine)
-        if _extract.canonical(bare) == _extract.canonical(mine_bare):
-            self.provenance_only += 1
-            return
-        # The canonical texts tell an integer from a float (``5`` from ``5.0``, which
-        # RFC 8785, the digests and merge take for one value): before a clash is called,
-        # numbers are compared by value, as objects are.
         if _extract.json_equal(value, mine):
             self.identical += 1
             return
-        if _extract.json_equal(bare, mine_bare):
+        if _extract.json_equal(
+            provenance.without_provenance(value), provenance.without_provenance(mine)
+        ):
             self.provenance_only += 1
             return
         self.clashes += 1

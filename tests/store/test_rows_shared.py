@@ -58,3 +58,43 @@ def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> N
         assert row.median_ns == spec["timing"]["latencyNs"]["median"]
         assert row.operation == spec["workload"]["operation"]
         assert row.provider == spec["implementation"]["provider"]
+
+
+def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: Path) -> None:
+    """Layout 3: a group per distinct status, branch, digests and labels (the labels'
+    key order aside), each holding its runs' values."""
+    base = template()
+    docs = []
+    for i in range(6):
+        doc = bundle(base, i, 300_000 + i, commit=f"{i:040x}", branch="main")
+        doc["run"]["metadata"]["labels"] = {"a": "1", "b": "2"} if i % 2 else {"b": "2", "a": "1"}
+        docs.append(doc)
+    # Each differs from the first in one shared value.
+    status = bundle(base, 10, 300_000, commit="a" * 40, branch="main")
+    status["run"]["spec"]["status"] = "unverified"
+    no_branch = bundle(base, 11, 300_000, commit="b" * 40)
+    labels = bundle(base, 12, 300_000, commit="c" * 40, branch="main")
+    labels["run"]["metadata"]["labels"] = {"a": "1"}
+    workload = _other_workload(base)
+    other = bundle(workload, 13, 300_000, commit="d" * 40, branch="main")
+    other["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    for doc in (status, labels):
+        doc["run"]["metadata"].setdefault("labels", {"a": "1", "b": "2"})
+    no_branch["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    status["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    first = write_jsonl(tmp_path / "first.jsonl", docs[:3])
+    second = write_jsonl(tmp_path / "second.jsonl", [*docs[3:], status, no_branch, labels, other])
+    assert store.ingest([first]).ok
+    assert store.ingest([second]).ok
+    execute = store._backend.execute
+    ids = dict(execute("SELECT name, group_id FROM runs"))
+    names = [doc["run"]["metadata"]["name"] for doc in docs]
+    assert len({ids[name] for name in names}) == 1
+    others = [doc["run"]["metadata"]["name"] for doc in (status, no_branch, labels, other)]
+    assert len({ids[name] for name in [names[0], *others]}) == 5
+    assert execute("SELECT count(*) FROM run_groups") == [(5,)]
+    rows = {row.name: row for row in store.rows()}
+    assert rows[others[1]].branch is None
+    assert rows[others[0]].status == "unverified"
+    assert dict(rows[others[2]].labels) == {"a": "1"}
+    assert rows[names[1]].labels is rows[names[2]].labels

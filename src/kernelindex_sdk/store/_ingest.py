@@ -14,6 +14,7 @@ value: ``5`` and ``5.0`` are one value, as in RFC 8785 and merge.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,7 @@ from ..documents import Document
 from ..errors import ArgumentError, FileProblem, InputError, Problem, StoreError
 from . import _extract
 from ._backend import Backend
-from ._layout import OBJECT_TABLES
+from ._layout import GROUP_COLUMNS, OBJECT_TABLES, group_key
 from ._report import IngestReport
 
 __all__ = ["ingest_paths"]
@@ -42,6 +43,8 @@ _OBJECT_COLUMNS: Final = {
     "environment": ("digest", "name", "hardware", "spec"),
 }
 _RUN_COLUMNS: Final = _extract.RUN_COLUMNS
+# A run's group (layout 3): its values of run_groups' columns, read from its row.
+_GROUP_OF: Final = operator.itemgetter(*map(_RUN_COLUMNS.index, GROUP_COLUMNS))
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -280,6 +283,10 @@ class _FileIngest:
         self.now = _now()
         # The digests of the objects this file's earlier records carried, by kind.
         self._seen: dict[str, set[str]] = {kind: set() for kind in OBJECT_TABLES}
+        # The id of each run group this file's runs named, by their values (the labels
+        # as their text): a file's runs mostly share one or a few. Kept for this
+        # transaction only: a group it inserted is gone if it rolls back.
+        self._groups: dict[tuple[Any, ...], int] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -436,7 +443,9 @@ class _FileIngest:
         if self.problems:
             return
         rows = [record.row for record in runs]
-        seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
+        # Each run's row ends with its group's id (runs.group_id).
+        rows = list(map(operator.add, rows, zip(self._group_ids(rows), strict=True)))
+        seqs = self.backend.insert_runs((*_RUN_COLUMNS, "group_id"), rows)
         texts = [
             (seq, record.raw, record.form)
             for seq, record in zip(seqs, runs, strict=True)
@@ -452,6 +461,29 @@ class _FileIngest:
             name = record.row[0]
             text, source = stored[name]
             self._compare(record, name, text, source)
+
+    def _group_ids(self, rows: list[tuple[Any, ...]]) -> list[int]:
+        """The id of each run's group (run_groups), inserting the groups the store lacks.
+
+        Raises:
+            StoreError: when the store fails.
+        """
+        combos = list(map(_GROUP_OF, rows))
+        known = self._groups
+        new = set(combos).difference(known)
+        if new:
+            keyed = {}
+            for combo in new:
+                *values, labels = combo
+                keyed[group_key(values, json.loads(labels))] = combo
+            ids = self.backend.group_ids([(key, *combo) for key, combo in keyed.items()])
+            for key, combo in keyed.items():
+                known[combo] = ids[key]
+            # Another text of labels already keyed (rare): the same group.
+            for combo in new.difference(known):
+                *values, labels = combo
+                known[combo] = ids[group_key(values, json.loads(labels))]
+        return list(map(known.__getitem__, combos))
 
     def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
         if text == record.text:

@@ -49,7 +49,6 @@ JOINED: Final = (
 )
 # A RunRow's fields from the joined tuple, in C (its fields interleave the two parts).
 _ARRANGE: Final = operator.itemgetter(*map(JOINED.index, RunRow._fields))
-_GROUP: Final = operator.itemgetter(ROW_COLUMNS.index("r.group_id"))
 _NEW: Final = tuple.__new__
 # For each RunRow field: (True, the own column) or (False, the place in what a group
 # shares), as a stretch of one group's runs is zipped from.
@@ -121,7 +120,10 @@ def run_rows(
     """
     if not result:
         return []
-    gids = list(map(_GROUP, result))
+    # The result's columns (zip's transposition costs a fraction of an itemgetter call
+    # per run).
+    columns = list(zip(*result, strict=True))
+    gids = columns[ROW_COLUMNS.index("r.group_id")]
     groups = fetch("run_groups", "id", list(set(gids)), GROUP_COLUMNS)
     values = groups.values()
     objects = [
@@ -156,13 +158,13 @@ def run_rows(
     start = 0
     for gid, stretch in itertools.groupby(gids):
         end = start + len(list(stretch))
-        columns = list(zip(*result[start:end], strict=True))
         common, size = shared[gid], end - start
+        own = columns if size == len(gids) else [column[start:end] for column in columns]
         built += map(
             _NEW,
             repeat(RunRow),
             zip(
-                *[columns[at] if own else repeat(common[at], size) for own, at in _SOURCES],
+                *[own[at] if mine else repeat(common[at], size) for mine, at in _SOURCES],
                 strict=True,
             ),
         )

@@ -66,12 +66,9 @@ def _sort(rows: list[RunRow]) -> None:
     """
     times = list(map(_BY_COMMIT_TIME, rows))
     missing = times.count(None)
-    if missing == 0:
+    if missing in (0, len(rows)):
         rows.sort(key=_NAME)
-        rows.sort(key=_BY_COMMIT_TIME)
-    elif missing == len(rows):
-        rows.sort(key=_NAME)
-        rows.sort(key=_BY_OBSERVED)
+        rows.sort(key=_BY_COMMIT_TIME if missing == 0 else _BY_OBSERVED)
     else:
         rows.sort(key=_order)
 

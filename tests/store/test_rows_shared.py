@@ -4,6 +4,7 @@ they share: each run still gets its own status, digests, branch and labels."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +129,24 @@ def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: P
     assert rows[others[0]].status == "unverified"
     assert dict(rows[others[2]].labels) == {"a": "1"}
     assert rows[names[1]].labels is rows[names[2]].labels
+
+
+def test_a_groups_key_is_its_values_as_compact_json(store: Store, tmp_path: Path) -> None:
+    """run_groups.key as docs/store.md states it: the list of the group's values,
+    compact, the labels' keys sorted."""
+    doc = bundle(template(), 1, 300_000, commit="a" * 40, branch="main")
+    doc["run"]["metadata"]["labels"] = {"z": "1", "a": 'é"'}
+    assert store.ingest([write_jsonl(tmp_path / "one.jsonl", [doc])]).ok
+    labels_text = store._backend.json_as_text("labels")
+    query = (
+        "SELECT key, status, branch, workload_digest, implementation_digest,"  # noqa: S608
+        f" protocol_digest, environment_digest, {labels_text} FROM run_groups"
+    )
+    ((key, status, branch, *digests, labels),) = store._backend.execute(query)
+    values = [status, branch, *digests, json.loads(labels)]
+    assert key == json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    spec = doc["run"]["spec"]
+    assert values[:6] == ["passed", "main", *(spec[f"{k}Digest"] for k in _KINDS)]
+
+
+_KINDS = ("workload", "implementation", "protocol", "environment")

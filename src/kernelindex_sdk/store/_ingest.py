@@ -287,6 +287,7 @@ class _FileIngest:
         # as their text): a file's runs mostly share one or a few. Kept for this
         # transaction only: a group it inserted is gone if it rolls back.
         self._groups: dict[tuple[Any, ...], int] = {}
+        self._label_values: dict[str, Any] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -470,20 +471,25 @@ class _FileIngest:
         """
         combos = list(map(_GROUP_OF, rows))
         known = self._groups
-        new = set(combos).difference(known)
-        if new:
-            keyed = {}
-            for combo in new:
-                *values, labels = combo
-                keyed[group_key(values, json.loads(labels))] = combo
-            ids = self.backend.group_ids([(key, *combo) for key, combo in keyed.items()])
-            for key, combo in keyed.items():
-                known[combo] = ids[key]
-            # Another text of labels already keyed (rare): the same group.
-            for combo in new.difference(known):
-                *values, labels = combo
-                known[combo] = ids[group_key(values, json.loads(labels))]
+        # One lookup a run: most runs' groups are known (a file's runs share a few).
+        found = list(map(known.get, combos))
+        if None not in found:
+            return found  # type: ignore[return-value]
+        fresh = dict.fromkeys(c for c, i in zip(combos, found, strict=True) if i is None)
+        keys = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in fresh}
+        # One row a key: another text of the same labels (rare) is the same group.
+        rows_of = {key: (key, *combo) for combo, key in reversed(keys.items())}
+        ids = self.backend.group_ids(list(rows_of.values()))
+        for combo, key in keys.items():
+            known[combo] = ids[key]
         return list(map(known.__getitem__, combos))
+
+    def _labels(self, text: str) -> Any:
+        """A run's labels as a JSON value, from their text (each text parsed once a file)."""
+        value = self._label_values.get(text)
+        if value is None:
+            value = self._label_values[text] = json.loads(text)
+        return value
 
     def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
         if text == record.text:

@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
+from ._extract import canonical
+
 __all__ = [
     "GROUP_COLUMNS",
     "LAYOUT_VERSION",
@@ -190,7 +192,7 @@ def group_key(values: Sequence[Any], labels: Any) -> str:
         values: The group's status, branch and four digests, in that order.
         labels: The run's labels as a JSON value (a mapping), not as text.
     """
-    return json.dumps([*values, labels], ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return canonical([*values, labels])
 
 
 def _statement(dialect: str, head: str) -> str:

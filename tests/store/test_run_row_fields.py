@@ -68,3 +68,10 @@ def test_a_row_is_a_plain_tuple_to_compare_and_not_an_attrs_class() -> None:
     with pytest.raises(attrs.exceptions.NotAnAttrsClassError):
         attrs.fields(RunRow)
     assert row._replace(name="s").name == "s"
+
+
+def test_ingest_reads_a_runs_group_as_one_slice_of_its_row() -> None:
+    from kernelindex_sdk.store._extract import RUN_COLUMNS
+    from kernelindex_sdk.store._ingest import _GROUP_OF
+
+    assert _GROUP_OF(RUN_COLUMNS) == GROUP_COLUMNS

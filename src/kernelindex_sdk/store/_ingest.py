@@ -43,8 +43,9 @@ _OBJECT_COLUMNS: Final = {
     "environment": ("digest", "name", "hardware", "spec"),
 }
 _RUN_COLUMNS: Final = _extract.RUN_COLUMNS
-# A run's group (layout 3): its values of run_groups' columns, read from its row.
-_GROUP_OF: Final = operator.itemgetter(*map(_RUN_COLUMNS.index, GROUP_COLUMNS))
+# A run's group (layout 3): its values of run_groups' columns, one slice of its row.
+_GROUP_AT: Final = _RUN_COLUMNS.index(GROUP_COLUMNS[0])
+_GROUP_OF: Final = operator.itemgetter(slice(_GROUP_AT, _GROUP_AT + len(GROUP_COLUMNS)))
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.

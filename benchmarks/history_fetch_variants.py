@@ -15,7 +15,8 @@ on three stores of 10,000 runs built from the project's H200 bundle:
 
 Reads (each builds nothing past the rows sqlite3 returns, but where said):
 
-- ``now``: the query of ``Store.rows()`` (14 columns per run);
+- ``now``: the query of ``Store.rows()`` in layout 2 (14 columns per run; layout 3 reads
+  ``own_and_int``'s shape, 7 own columns and ``runs.group_id``);
 - ``own``: a run's own 7 columns (name, observedAt, commit, commit time, median, p20, p80);
 - ``own_and_int``: those 7 and one integer per run: what a read costs when each run names
   its shared columns (status, digests, branch, labels) by a number, as a store layout

@@ -138,3 +138,18 @@ def test_numpy_is_imported_only_to_search_a_series() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_a_windows_middle_value_after_partition_is_its_median() -> None:
+    """_robust_weights takes each running window's median as its partitioned middle value:
+    np.median's own value for windows of odd length, ties and steps included."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    for y in (
+        rng.standard_normal(1_000),
+        np.round(rng.standard_normal(1_000), 1),
+        np.log(np.repeat([300_000.0, 315_000.0, 299_000.0], 333)),
+    ):
+        windows = np.lib.stride_tricks.sliding_window_view(y, 7)
+        assert np.array_equal(np.partition(windows, 3, axis=1)[:, 3], np.median(windows, axis=1))

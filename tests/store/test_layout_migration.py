@@ -180,7 +180,7 @@ def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
         db.execute("CREATE TABLE runs_v2 (x INTEGER)")
     with pytest.raises(
         StoreLayoutError,
-        match=r"cannot migrate store layout version 1 to 2 \(the store is unchanged\):"
+        match=r"cannot migrate store layout version 1 to 3 \(the store is unchanged\):"
         r" sqlite: table runs_v2 already exists",
     ):
         open_store(path)
@@ -252,7 +252,7 @@ def test_postgres_migration_waits_for_a_layout_one_writer(request: pytest.Fixtur
     finally:
         writer.close()
 
-    assert query("SELECT value FROM kernelindex_layout") == [("2",)]
+    assert query("SELECT value FROM kernelindex_layout") == [(str(LAYOUT_VERSION),)]
     assert query("SELECT count(*) FROM runs WHERE name = 'late-run'") == [(1,)]
     without_text = "SELECT r.name FROM runs r LEFT JOIN run_texts t USING (seq) WHERE t.seq IS NULL"
     assert query(without_text) == []
@@ -295,7 +295,7 @@ def test_postgres_read_only_role_cannot_migrate(request: pytest.FixtureRequest) 
         _run(url, f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
         with pytest.raises(
             StoreLayoutError,
-            match=r"cannot migrate store layout version 1 to 2 \(the store is unchanged\):"
+            match=r"cannot migrate store layout version 1 to 3 \(the store is unchanged\):"
             r" postgresql: permission denied for table runs",
         ):
             open_store(url.replace("postgresql://postgres@", f"postgresql://{role}@", 1))

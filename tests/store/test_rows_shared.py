@@ -4,6 +4,7 @@ they share: each run still gets its own status, digests, branch and labels."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,28 @@ def _records() -> list[dict[str, Any]]:
 
 
 def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> None:
+    """Groups interleaved run by run: each run is built on its own."""
     docs = _records()
     assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
+    _check(store, docs)
+
+
+def test_long_stretches_of_one_group_are_built_as_runs_by_run(store: Store, tmp_path: Path) -> None:
+    """Stretches of 40 runs of one group, then a short one: built stretch by stretch,
+    the same rows as run by run."""
+    base, other = template(), _other_workload(template())
+    docs = [bundle(base, i, 300_000 + i, commit=f"{i:040x}", branch="main") for i in range(40)]
+    docs += [bundle(other, 100 + i, 200_000 + i, commit=f"{i:040x}") for i in range(40)]
+    tail = [bundle(base, 200 + i, 310_000 + i, commit=f"{i:040x}", branch="main") for i in range(3)]
+    tail[1]["run"]["spec"]["status"] = "unverified"
+    docs += tail
+    assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
+    _check(store, docs)
+    groups = store._backend.execute("SELECT count(*) FROM run_groups")
+    assert groups == [(3,)]
+
+
+def _check(store: Store, docs: list[dict[str, Any]]) -> None:
     rows = {row.name: row for row in store.rows()}
     assert len(rows) == len(docs)
     for doc in docs:
@@ -58,3 +79,74 @@ def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> N
         assert row.median_ns == spec["timing"]["latencyNs"]["median"]
         assert row.operation == spec["workload"]["operation"]
         assert row.provider == spec["implementation"]["provider"]
+        assert row.pass_ == spec["workload"]["pass"]
+        assert row.entry_point == spec["implementation"].get("entryPoint")
+        assert row.hardware == doc["environment"]["spec"]["hardware"]["product"]
+        assert row.observed_at == spec["observedAt"]
+        assert row.commit_time == annotations.get("kernelindex.dev/commit-time")
+        p20, p80 = (m["value"] for m in spec["measurements"])
+        assert (row.p20_ns, row.p80_ns) == (p20, p80)
+    # The order of Store.rows: order key, then name.
+    found = [row.name for row in store.rows()]
+    assert found == [row.name for row in sorted(rows.values(), key=lambda r: (r.order_key, r.name))]
+
+
+def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: Path) -> None:
+    """Layout 3: a group per distinct status, branch, digests and labels (the labels'
+    key order aside), each holding its runs' values."""
+    base = template()
+    docs = []
+    for i in range(6):
+        doc = bundle(base, i, 300_000 + i, commit=f"{i:040x}", branch="main")
+        doc["run"]["metadata"]["labels"] = {"a": "1", "b": "2"} if i % 2 else {"b": "2", "a": "1"}
+        docs.append(doc)
+    # Each differs from the first in one shared value.
+    status = bundle(base, 10, 300_000, commit="a" * 40, branch="main")
+    status["run"]["spec"]["status"] = "unverified"
+    no_branch = bundle(base, 11, 300_000, commit="b" * 40)
+    labels = bundle(base, 12, 300_000, commit="c" * 40, branch="main")
+    labels["run"]["metadata"]["labels"] = {"a": "1"}
+    workload = _other_workload(base)
+    other = bundle(workload, 13, 300_000, commit="d" * 40, branch="main")
+    other["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    for doc in (status, labels):
+        doc["run"]["metadata"].setdefault("labels", {"a": "1", "b": "2"})
+    no_branch["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    status["run"]["metadata"]["labels"] = {"a": "1", "b": "2"}
+    first = write_jsonl(tmp_path / "first.jsonl", docs[:3])
+    second = write_jsonl(tmp_path / "second.jsonl", [*docs[3:], status, no_branch, labels, other])
+    assert store.ingest([first]).ok
+    assert store.ingest([second]).ok
+    execute = store._backend.execute
+    ids = dict(execute("SELECT name, group_id FROM runs"))
+    names = [doc["run"]["metadata"]["name"] for doc in docs]
+    assert len({ids[name] for name in names}) == 1
+    others = [doc["run"]["metadata"]["name"] for doc in (status, no_branch, labels, other)]
+    assert len({ids[name] for name in [names[0], *others]}) == 5
+    assert execute("SELECT count(*) FROM run_groups") == [(5,)]
+    rows = {row.name: row for row in store.rows()}
+    assert rows[others[1]].branch is None
+    assert rows[others[0]].status == "unverified"
+    assert dict(rows[others[2]].labels) == {"a": "1"}
+    assert rows[names[1]].labels is rows[names[2]].labels
+
+
+def test_a_groups_key_is_its_values_as_compact_json(store: Store, tmp_path: Path) -> None:
+    """run_groups.key as docs/store.md states it: the list of the group's values,
+    compact, the labels' keys sorted."""
+    doc = bundle(template(), 1, 300_000, commit="a" * 40, branch="main")
+    doc["run"]["metadata"]["labels"] = {"z": "1", "a": 'é"'}
+    assert store.ingest([write_jsonl(tmp_path / "one.jsonl", [doc])]).ok
+    labels_text = store._backend.json_as_text("labels")
+    query = (
+        "SELECT key, status, branch, workload_digest, implementation_digest,"  # noqa: S608
+        f" protocol_digest, environment_digest, {labels_text} FROM run_groups"
+    )
+    ((key, status, branch, *digests, labels),) = store._backend.execute(query)
+    values = [status, branch, *digests, json.loads(labels)]
+    assert key == json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    spec = doc["run"]["spec"]
+    assert values[:6] == ["passed", "main", *(spec[f"{k}Digest"] for k in _KINDS)]
+
+
+_KINDS = ("workload", "implementation", "protocol", "environment")

@@ -181,14 +181,16 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
 #: The columns :func:`run_columns` fills, in the order of its values.
 RUN_COLUMNS: Final = (
     "name",
-    "status",
     "observed_at",
     "commit_id",
-    "branch",
     "commit_time",
     "median_ns",
     "p20_ns",
     "p80_ns",
+    # What run_groups holds (layout 3), together and in its order: a run's group is
+    # one slice of its values.
+    "status",
+    "branch",
     "workload_digest",
     "implementation_digest",
     "protocol_digest",
@@ -230,14 +232,14 @@ def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any
         commit = branch = commit_time = None
     return (
         metadata["name"],
-        spec["status"],
         spec["observedAt"],
         commit,
-        branch,
         commit_time,
         median,
         p20,
         p80,
+        spec["status"],
+        branch,
         spec["workloadDigest"],
         spec["implementationDigest"],
         spec["protocolDigest"],

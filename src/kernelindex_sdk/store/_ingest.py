@@ -14,6 +14,7 @@ value: ``5`` and ``5.0`` are one value, as in RFC 8785 and merge.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,7 @@ from ..documents import Document
 from ..errors import ArgumentError, FileProblem, InputError, Problem, StoreError
 from . import _extract
 from ._backend import Backend
-from ._layout import OBJECT_TABLES
+from ._layout import GROUP_COLUMNS, OBJECT_TABLES, group_key
 from ._report import IngestReport
 
 __all__ = ["ingest_paths"]
@@ -42,6 +43,9 @@ _OBJECT_COLUMNS: Final = {
     "environment": ("digest", "name", "hardware", "spec"),
 }
 _RUN_COLUMNS: Final = _extract.RUN_COLUMNS
+# A run's group (layout 3): its values of run_groups' columns, one slice of its row.
+_GROUP_AT: Final = _RUN_COLUMNS.index(GROUP_COLUMNS[0])
+_GROUP_OF: Final = operator.itemgetter(slice(_GROUP_AT, _GROUP_AT + len(GROUP_COLUMNS)))
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -280,6 +284,11 @@ class _FileIngest:
         self.now = _now()
         # The digests of the objects this file's earlier records carried, by kind.
         self._seen: dict[str, set[str]] = {kind: set() for kind in OBJECT_TABLES}
+        # The id of each run group this file's runs named, by their values (the labels
+        # as their text): a file's runs mostly share one or a few. Kept for this
+        # transaction only: a group it inserted is gone if it rolls back.
+        self._groups: dict[tuple[Any, ...], int] = {}
+        self._label_values: dict[str, Any] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -436,7 +445,9 @@ class _FileIngest:
         if self.problems:
             return
         rows = [record.row for record in runs]
-        seqs = self.backend.insert_runs(_RUN_COLUMNS, rows)
+        # Each run's row ends with its group's id (runs.group_id).
+        rows = list(map(operator.add, rows, zip(self._group_ids(rows), strict=True)))
+        seqs = self.backend.insert_runs((*_RUN_COLUMNS, "group_id"), rows)
         texts = [
             (seq, record.raw, record.form)
             for seq, record in zip(seqs, runs, strict=True)
@@ -452,6 +463,34 @@ class _FileIngest:
             name = record.row[0]
             text, source = stored[name]
             self._compare(record, name, text, source)
+
+    def _group_ids(self, rows: list[tuple[Any, ...]]) -> list[int]:
+        """The id of each run's group (run_groups), inserting the groups the store lacks.
+
+        Raises:
+            StoreError: when the store fails.
+        """
+        combos = list(map(_GROUP_OF, rows))
+        known = self._groups
+        # One lookup a run: most runs' groups are known (a file's runs share a few).
+        found = list(map(known.get, combos))
+        if None not in found:
+            return found  # type: ignore[return-value]
+        fresh = dict.fromkeys(c for c, i in zip(combos, found, strict=True) if i is None)
+        keys = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in fresh}
+        # One row a key: another text of the same labels (rare) is the same group.
+        rows_of = {key: (key, *combo) for combo, key in reversed(keys.items())}
+        ids = self.backend.group_ids(list(rows_of.values()))
+        for combo, key in keys.items():
+            known[combo] = ids[key]
+        return list(map(known.__getitem__, combos))
+
+    def _labels(self, text: str) -> Any:
+        """A run's labels as a JSON value, from their text (each text parsed once a file)."""
+        value = self._label_values.get(text)
+        if value is None:
+            value = self._label_values[text] = json.loads(text)
+        return value
 
     def _compare(self, record: _Record, name: str, text: str, source: str) -> None:
         if text == record.text:

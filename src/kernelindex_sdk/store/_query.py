@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import repeat
@@ -12,40 +11,53 @@ from typing import Any, Final
 
 from .._base.arguments import optional_text
 from ..errors import ArgumentError
+from ._layout import GROUP_COLUMNS
 from ._rows import RunRow
 
-__all__ = ["CHUNK", "ROW_COLUMNS", "chunks", "run_rows", "where"]
+__all__ = ["CHUNK", "JOINED", "ROW_COLUMNS", "chunks", "run_rows", "where"]
 
 # Names looked up per statement (SQLite limits a statement's parameters).
 CHUNK: Final = 500
-#: The run's own columns of a RunRow, in its fields' order, then its labels.
+#: The columns of runs that ``Store.rows`` reads: a run's own, then its group's id.
 ROW_COLUMNS: Final = (
     "r.name",
-    "r.status",
     "r.observed_at",
-    "r.workload_digest",
-    "r.implementation_digest",
-    "r.protocol_digest",
-    "r.environment_digest",
     "r.commit_id",
-    "r.branch",
     "r.commit_time",
     "r.median_ns",
     "r.p20_ns",
     "r.p80_ns",
-    "r.labels",
+    "r.group_id",
 )
-# What a RunRow takes from the object tables, by the run's digest (fields 13 to 17).
+# What a RunRow takes from the object tables, by its group's digest (at that position
+# in GROUP_COLUMNS).
 _OBJECT_COLUMNS: Final = (
-    ("workloads", 3, ("operation", "pass")),
-    ("implementations", 4, ("provider", "entry_point")),
-    ("environments", 6, ("hardware",)),
+    ("workloads", GROUP_COLUMNS.index("workload_digest"), ("operation", "pass")),
+    ("implementations", GROUP_COLUMNS.index("implementation_digest"), ("provider", "entry_point")),
+    ("environments", GROUP_COLUMNS.index("environment_digest"), ("hardware",)),
 )
-# What runs share with the others of their series, by the object tables' digest columns
-# then the labels; a run's own columns; a RunRow from its fields' tuple.
-_SHARED: Final = operator.itemgetter(*(at for _, at, _ in _OBJECT_COLUMNS), len(ROW_COLUMNS) - 1)
-_OWN: Final = operator.itemgetter(slice(0, len(ROW_COLUMNS) - 1))
+# Column -> RunRow field, where they are named apart.
+_FIELD_OF: Final = {"commit_id": "commit", "pass": "pass_"}
+#: The values a run's tuple is made of, by name: its own columns (the group's id
+#: last), then what its group shares: the group's columns but the labels, the objects'
+#: columns, the labels.
+JOINED: Final = (
+    *(_FIELD_OF.get(c[2:], c[2:]) for c in ROW_COLUMNS),
+    *GROUP_COLUMNS[:-1],
+    *(_FIELD_OF.get(c, c) for _, _, columns in _OBJECT_COLUMNS for c in columns),
+    "labels",
+)
+# A RunRow's fields from the joined tuple, in C (its fields interleave the two parts).
+_ARRANGE: Final = operator.itemgetter(*map(JOINED.index, RunRow._fields))
 _NEW: Final = tuple.__new__
+# For each RunRow field: (True, the own column) or (False, the place in what a group
+# shares), as a stretch of one group's runs is zipped from.
+_SOURCES: Final = tuple(
+    (True, at) if at < len(ROW_COLUMNS) else (False, at - len(ROW_COLUMNS))
+    for at in map(JOINED.index, RunRow._fields)
+)
+# A stretch of runs of one group at least this long is built column by column.
+_STRETCH: Final = 16
 # Filter argument -> condition. The objects' columns are looked up by digest, not joined
 # per run: a join costs each of 10,000 runs three lookups, a third of reading them.
 _FILTERS: Final = {
@@ -91,33 +103,70 @@ def chunks(names: Sequence[str] | None) -> Iterator[Sequence[str] | None]:
 
 def run_rows(
     result: Sequence[tuple[Any, ...]],
-    fetch: Callable[[str, str, Sequence[str], Sequence[str]], dict[str, tuple[Any, ...]]],
+    fetch: Callable[[str, str, Sequence[Any], Sequence[str]], dict[Any, tuple[Any, ...]]],
+    json_value: Callable[[Any], Any],
 ) -> list[RunRow]:
-    """RunRows from result rows of :data:`ROW_COLUMNS` (labels as JSON text).
+    """RunRows from result rows of :data:`ROW_COLUMNS`.
+
+    Each group the runs name is read once, with its objects' columns, into one tuple
+    of what its runs share (the same objects for each of its runs, its labels one
+    read-only mapping); each run's RunRow is its own values and that tuple, put in the
+    fields' order, in C.
 
     Args:
         result: The query's rows.
-        fetch: ``Backend.fetch``: the object tables' columns by digest.
+        fetch: ``Backend.fetch``: a table's columns by key.
+        json_value: ``Backend.json_value``: a JSON column's value as Python.
     """
-    # Runs of one series share their objects and mostly their labels, and mostly come
-    # together: each stretch of rows that share them is built at once, in C, with one
-    # tuple of what they take from the objects and one decoded label mapping.
-    stretches = [(key, list(rows)) for key, rows in itertools.groupby(result, _SHARED)]
-    keys = dict.fromkeys(key for key, _ in stretches)
+    if not result:
+        return []
+    # The result's columns (zip's transposition costs a fraction of an itemgetter call
+    # per run).
+    columns = list(zip(*result, strict=True))
+    gids = columns[ROW_COLUMNS.index("r.group_id")]
+    groups = fetch("run_groups", "id", list(set(gids)), GROUP_COLUMNS)
+    values = groups.values()
     objects = [
-        fetch(table, "digest", list({key[i] for key in keys}), columns)
-        for i, (table, _, columns) in enumerate(_OBJECT_COLUMNS)
+        fetch(table, "digest", list({group[at] for group in values}), columns)
+        for table, at, columns in _OBJECT_COLUMNS
     ]
     works, implementations, environments = objects
-    tails: dict[tuple[str, str, str, str], tuple[Any, ...]] = {}
-    for key in keys:
-        tails[key] = (
-            *works.get(key[0], (None, None)),
-            *implementations.get(key[1], (None, None)),
-            *environments.get(key[2], (None,)),
-            MappingProxyType(json.loads(key[3])),
+    shared: dict[Any, tuple[Any, ...]] = {}
+    for gid, group in groups.items():
+        shared[gid] = (
+            *group[:-1],
+            *works.get(group[_OBJECT_COLUMNS[0][1]], (None, None)),
+            *implementations.get(group[_OBJECT_COLUMNS[1][1]], (None, None)),
+            *environments.get(group[_OBJECT_COLUMNS[2][1]], (None,)),
+            MappingProxyType(json_value(group[-1])),
         )
+    stretches = 1 + sum(map(operator.ne, gids, gids[1:]))
+    if stretches * _STRETCH > len(result):
+        # Groups interleaved (a sweep's series, a run of each at a time): run by run, its
+        # own values and its group's joined, then put in the fields' order.
+        return list(
+            map(
+                _NEW,
+                repeat(RunRow),
+                map(_ARRANGE, map(operator.add, result, map(shared.__getitem__, gids))),
+            )
+        )
+    # Long stretches of one group (a series' runs, ingested together): each stretch
+    # zipped from its own columns and its group's values repeated (no 19-item
+    # rearrangement of each run's tuple).
     built: list[RunRow] = []
-    for key, rows in stretches:
-        built += map(_NEW, repeat(RunRow), map(operator.add, map(_OWN, rows), repeat(tails[key])))
+    start = 0
+    for gid, stretch in itertools.groupby(gids):
+        end = start + len(list(stretch))
+        common, size = shared[gid], end - start
+        own = columns if size == len(gids) else [column[start:end] for column in columns]
+        built += map(
+            _NEW,
+            repeat(RunRow),
+            zip(
+                *[own[at] if mine else repeat(common[at], size) for mine, at in _SOURCES],
+                strict=True,
+            ),
+        )
+        start = end
     return built

@@ -183,7 +183,9 @@ def _robust_weights(np: Any, y: Any) -> Any:
         return np.ones(n)
     padded = np.concatenate((np.full(half, y[0]), y, np.full(half, y[-1])))
     windows = np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1)
-    residual = np.abs(y - np.median(windows, axis=1))
+    # Each window's median is its middle value once partitioned there: np.median's own
+    # value for an odd window (the mean of that one value), at a third of its cost.
+    residual = np.abs(y - np.partition(windows, half, axis=1)[:, half])
     scale = 1.4826 * float(np.median(residual))
     if scale == 0.0:
         return np.ones(n)

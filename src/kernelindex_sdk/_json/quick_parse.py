@@ -115,7 +115,10 @@ def _spelled_as(written: bytes, raw: bytes) -> bool:
     return raw[here:] == written[last:]
 
 
-def quick_value(data: str | bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
+# One pass with nothing called that need not be: each call costs as much as a check.
+def quick_value(  # noqa: PLR0911
+    data: str | bytes, max_brackets: int | None = MAX_DEPTH
+) -> Any:
     """The value of ``data`` when it is proven to parse strictly without a problem.
 
     Args:
@@ -154,18 +157,13 @@ def quick_value(data: str | bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         # orjson writes back whatever it read: only a refused text lands here.
         return UNPROVEN
-    return value if _proven(raw, written, marks) else UNPROVEN
-
-
-def _proven(raw: bytes, written: bytes, marks: bytes | None) -> bool:
-    """Whether orjson's writing of what it read from ``raw`` proves the strict parse: no
-    float of 1e16 or more, no integral float, and no repeated key (see the module's
-    notes). ``marks``: the colons and brackets of ``raw``, when they were kept."""
+    # Whether orjson's writing of what it read proves the strict parse: no float of
+    # 1e16 or more, no integral float, and no repeated key (see the module's notes).
     if (b"+" in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
-        return False
+        return UNPROVEN
     if written == raw or (_SIX in written and _spelled_as(written, raw)):
-        return True
+        return value
     # Otherwise the colons decide, counted in C (the count of one byte is cheaper than a
     # translation).
     colons = raw.count(b":") if marks is None else marks.count(b":")
-    return colons == written.count(b":")
+    return value if colons == written.count(b":") else UNPROVEN

@@ -78,6 +78,9 @@ def test_a_run_nested_past_the_bound_is_invalid() -> None:
         {"anyOf": [{"type": "string"}, {}]},
         {"$ref": "#/$defs/Loop", "$defs": {"Loop": {"$ref": "#/$defs/Loop"}}},
         {"$ref": "missing.json"},
+        # Embedded resources and dynamic references are not followed.
+        {"type": "object", "additionalProperties": {"$id": "other.json", "type": "string"}},
+        {"$dynamicRef": "#meta", "type": "string"},
     ],
 )
 def test_an_open_schema_gives_no_bound(schema: Any) -> None:

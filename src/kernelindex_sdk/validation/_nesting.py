@@ -6,8 +6,9 @@ brackets of its text to bound its depth (``_json.quick_parse.quick_value`` with
 ``max_brackets=None``): no valid value nests deeper than the bound found here. The
 bound is found from the schema's own words, conservatively: a part of the schema that
 leaves a container's members unconstrained (no ``additionalProperties``, no
-``items``), ``true`` or ``{}``, a cycle of ``$ref``, or a keyword this module does not
-know the meaning of gives no bound, and so does the whole schema unless another
+``items``), ``true`` or ``{}``, a cycle of ``$ref``, a resource embedded with its own
+``$id``, a dynamic reference, or a keyword this module does not know the meaning of
+gives no bound, and so does the whole schema unless another
 keyword of the same object bounds it on its own.
 """
 
@@ -135,11 +136,18 @@ class _Bounds:
             return None
         return self.of(target[0], target[1], active | {key})
 
+    def _opaque(self, node: dict[str, Any], file: str) -> bool:
+        """Whether ``node`` is not read here: a resource embedded with an identifier of its
+        own resolves its references from there, and a dynamic reference from where it is
+        entered."""
+        embedded = "$id" in node and node is not self.schemas.get(file)
+        return embedded or "$dynamicRef" in node or "$recursiveRef" in node
+
     def of(self, node: Any, file: str, active: frozenset[str]) -> int | None:
         """The bound of ``node`` (in ``file``); ``active``: the ``$ref`` chain being followed."""
         if node is False:
             return 0
-        if not isinstance(node, dict):
+        if not isinstance(node, dict) or self._opaque(node, file):
             return None
         # Each of these holds on its own: the value meets all of them, so the least wins.
         bounds: list[int] = []

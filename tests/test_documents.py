@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kernelindex_sdk import documents
+from kernelindex_sdk._base.display import display_path
 from kernelindex_sdk.documents import (
     JSONLinesWriter,
     check_documents,
@@ -286,3 +287,25 @@ def test_write_json_removes_its_temporary_file_when_the_write_fails(
         write_json(target, example)
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
     assert target.read_text() == "earlier"
+
+
+@pytest.mark.parametrize(
+    "name", ["runs.jsonl", "r\u00e9sum\u00e9.jsonl", os.fsdecode(b"bad\xff.jsonl")]
+)
+def test_a_repeated_run_names_the_first_place_as_the_full_check_does(
+    tmp_path: Path, name: str
+) -> None:
+    """The quick reader's place for a line (the file's shown name, made once, and the
+    line) is the one the full check gives."""
+    line = (
+        (Path(__file__).parent / "fixtures" / "h200-jsd-sweep.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()[0]
+    )
+    path = tmp_path / name
+    path.write_text(f"{line}\n{line}\n", encoding="utf-8")
+    quick = [p.problem.message for r in check_documents([path], quick=True) for p in r.problems]
+    full = [p.problem.message for r in check_documents([path]) for p in r.problems]
+    assert quick == full
+    assert len(quick) == 1
+    assert quick[0].endswith(f"already names a run at {display_path(f'{path}:1')}")

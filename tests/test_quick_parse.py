@@ -13,6 +13,7 @@ import json
 import marshal
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from kernelindex_sdk import validation
 from kernelindex_sdk._json import quick_parse
 from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk._json.published import published_text
 from kernelindex_sdk._json.walk import MAX_DEPTH
 
 
@@ -279,3 +281,81 @@ def test_generated_text_gets_the_strict_answer(
     text = _write(tree, style, sep, ascii_only)
     same_parse(text, monkeypatch)
     same_parse(text.encode("utf-8", "surrogatepass"), monkeypatch)
+
+
+# Numbers of the exponent -6, which the published form spells positionally and orjson
+# with an exponent, in every place the proof could mistake for one: whole, in strings,
+# beside repeated keys, with and without the count of brackets.
+SIX = [
+    '{"a":0.000001}',
+    '{"a":-0.000001,"b":[0.0000093,0.00000999]}',
+    '{"a":0.000001,"a":0.000001}',
+    '{"a":0.000001,"b":{"c":1,"c":0.000001}}',
+    '{"a":"x:1e-6,","b":0.000001}',
+    '{"a":"1e-6","b":0.000001}',
+    '{"a":"0.000001","a":1e-6}',
+    '{"a":1e-6}',
+    '{"a":1.5e-6,"b":"1.5e-6]"}',
+    '{"a":[1e-6,0.000001]}',
+    '{"a":0.000001,"b":"e-6","c":"e-6","c":":"}',
+    '{"a":0.000001,"b":2.0}',
+    '{"a":0.000001,"b":1e16}',
+    '{"a":0.000001,"a" :0.000001}',
+    "0.000001",
+    "[0.000001]",
+]
+
+
+@pytest.mark.parametrize("text", SIX, ids=range(len(SIX)))
+def test_numbers_of_exponent_minus_six_get_the_strict_answer(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_parse(text, monkeypatch)
+    expected = strict(text, monkeypatch)
+    for bound in (None, MAX_DEPTH):
+        quick = quick_parse.quick_value(text.encode("utf-8"), bound)
+        if quick is not quick_parse.UNPROVEN:
+            assert not expected.problems, text
+            assert not expected.scan.integral_float, text  # type: ignore[union-attr]
+            assert marshal.dumps(quick, 0) == marshal.dumps(expected.value, 0), text
+
+
+def test_a_published_number_of_exponent_minus_six_is_read_without_a_count() -> None:
+    """The harness's atol (1e-6, published 0.000001) no longer sends its runs to the count."""
+    text = b'{"atol":0.000001,"rtol":0.0001,"e":[-0.0000093]}'
+    assert quick_parse.quick_value(text, None) == {"atol": 1e-6, "rtol": 1e-4, "e": [-9.3e-6]}
+
+
+def test_repeated_keys_beside_numbers_of_exponent_minus_six_are_never_vouched_for() -> None:
+    for text in SIX[2:4] + SIX[6:7] + SIX[10:11] + SIX[13:14]:
+        for bound in (None, MAX_DEPTH):
+            assert quick_parse.quick_value(text, bound) is quick_parse.UNPROVEN, text
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e16, max_value=1e16))
+def test_orjson_spells_a_non_integral_number_as_published_but_at_exponent_minus_six(
+    value: float,
+) -> None:
+    """The claim quick_parse's respelling rests on: below 1e16 orjson writes every
+    non-integral number as the published form does, except those it writes ``de-6``."""
+    if value.is_integer():
+        return
+    written = orjson.dumps(value)
+    published = published_text(value, indent=None).encode("ascii")
+    if written.endswith(b"e-6"):
+        assert published.startswith((b"0.00000", b"-0.00000")), (value, written, published)
+    else:
+        assert written == published, (value, written, published)
+
+
+@pytest.mark.parametrize("exponent", range(-8, -4))
+def test_every_mantissa_at_the_edge_exponents_is_spelled_as_claimed(exponent: int) -> None:
+    for digits in ("1", "9.999999999999999", "5", "1.2345678901234567", "3.35065072354368"):
+        value = float(f"{digits}e{exponent}")
+        written = orjson.dumps(value)
+        published = published_text(value, indent=None).encode("ascii")
+        assert written.endswith(b"e-6") or written == published, (value, written, published)
+        if written.endswith(b"e-6"):
+            text = b'{"a":' + published + b"}"
+            assert quick_parse.quick_value(text, None) == {"a": value}

@@ -352,10 +352,17 @@ def check_documents(
     """
     rules = InputRules()
     reader = validation.BundleReader() if quick and not verify_digests else None
+    # The file's name as shown, made once per file: a line's place is it and the line
+    # (display_path leaves the ASCII ":line" as it is).
+    source: str | None = None
+    shown = ""
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
         value = None if reader is None else reader.read(document.text)
         if value is not None:
-            admitted = rules.admit(value, display_path(document.label)).problems
+            if document.source is not source:
+                source, shown = document.source, display_path(document.source)
+            where = f"{shown}:{document.line}" if document.json_lines else shown
+            admitted = rules.admit(value, where).problems
             if not admitted:
                 # The common record: nothing more to place.
                 yield DocumentResult(document=document, problems=(), value=value)

@@ -20,16 +20,23 @@ on hostile and generated texts):
   exponent (``e+``): such a text, and any with a float >= 1e16, is left to the strict
   parser. So is every text whose floats include an integral one (written ``.0`` by
   orjson): the strict parser notes them.
-- Duplicate keys, by counting colons. A colon in JSON text is either the one after a
-  key or a character inside a string, and a text without ``\\u`` escapes writes each
-  colon of a string as itself, as orjson does. So the text holds as many colons as it
-  has keys plus the colons of all its strings, and orjson's writing of the value it
-  read holds as many as the value has keys plus the colons of the value's strings.
-  A repeated key leaves the value one key short, with its first value's strings
-  dropped: equal counts leave no room for one. (Text that is byte for byte orjson's
-  writing of the value needs no count.)
+- Duplicate keys. Text that is byte for byte orjson's writing of the value has none:
+  orjson writes each key of a dict once. Nor has text that is that writing with some of
+  its numbers of exponent -6 spelled as the published form does (orjson's ``1e-6`` is
+  the published ``0.000001``; below 1e16 these are the only non-integral numbers the two
+  spell apart): such a respelling changes no key, and one that fell in a string would
+  make the text read to another string than the one orjson wrote, so equal texts leave
+  no room for it. Otherwise, by counting colons. A colon in JSON text is either the one
+  after a key or a character inside a string, and a text without ``\\u`` escapes
+  writes each colon of a string as itself, as orjson does. So the text holds as many
+  colons as it has keys plus the colons of all its strings, and orjson's writing of the
+  value it read holds as many as the value has keys plus the colons of the value's
+  strings. A repeated key leaves the value one key short, with its first value's
+  strings dropped: equal counts leave no room for one.
 - Depth, by counting brackets as the strict parser does: a text with at most
-  :data:`~kernelindex_sdk._json.walk.MAX_DEPTH` of ``[`` and ``{`` nests no deeper.
+  :data:`~kernelindex_sdk._json.walk.MAX_DEPTH` of ``[`` and ``{`` nests no deeper. A
+  caller that keeps the value only when a schema passes it, and the schema lets no valid
+  value nest too deep (``validation._nesting``), asks for no count.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any, Final
 
 import orjson
 
+from .published import ecmascript_number
 from .walk import MAX_DEPTH
 
 __all__ = ["UNPROVEN", "quick_value"]
@@ -50,9 +58,67 @@ _UNMARKED: Final = bytes(c for c in range(256) if c not in b":[{")
 # How orjson ends an integral float below 1e16 (2.0 -> "2.0"), before what may follow a
 # number in its compact text; larger ones it writes with "e+".
 _INTEGRAL: Final = re.compile(rb"\.0(?:[,\]}]|\Z)")
+# What may follow a number in orjson's compact text ("" at the end).
+_AFTER_NUMBER: Final = (b",", b"]", b"}", b"")
+# orjson writes a float of exponent -6 as "1e-6", the one form in which it spells a
+# finite non-integral number otherwise than the published form ("0.000001";
+# tests/test_quick_parse.py compares the two).
+_SIX: Final = b"e-6"
+# Such a number, whole.
+_SIX_NUMBER: Final = re.compile(rb"-?[1-9](?:\.[0-9]+)?e-6")
+# Such numbers as the published form spells them, by orjson's spelling (a few per input).
+_RESPELLED: dict[bytes, bytes] = {}
+_MAX_RESPELLED: Final = 256
 
 
-def quick_value(data: str | bytes, max_brackets: int = MAX_DEPTH) -> Any:
+def _spelled_as(written: bytes, raw: bytes) -> bool:
+    """Whether ``raw`` is ``written`` with some of the numbers orjson wrote with the
+    exponent -6 (``de-6``) spelled as the published form does (``0.00000d``).
+
+    Compared piece by piece as the numbers are found: once the rest of ``raw`` is the
+    rest of ``written``, nothing more is searched. A ``de-6`` that is no whole number
+    (text in a string) is not spelled otherwise, and cannot make the two equal.
+    """
+    last = 0  # where the rest of written starts
+    here = 0  # where the rest of raw starts
+    at = written.find(_SIX)
+    while at != -1:
+        end = at + 3
+        if written[end : end + 1] in _AFTER_NUMBER:
+            # The number starts after the separator before it (it holds none of these).
+            start = (
+                max(
+                    written.rfind(b":", last, at),
+                    written.rfind(b",", last, at),
+                    written.rfind(b"[", last, at),
+                )
+                + 1
+            )
+            token = written[start:end]
+            spelled = _RESPELLED.get(token)
+            if spelled is None and start > 0 and _SIX_NUMBER.fullmatch(token) is not None:
+                spelled = ecmascript_number(float(token)).encode("ascii")
+                if len(_RESPELLED) >= _MAX_RESPELLED:
+                    _RESPELLED.clear()
+                _RESPELLED[token] = spelled
+            if spelled is not None:
+                before = written[last:start]
+                if not raw.startswith(before, here) or not raw.startswith(
+                    spelled, here + len(before)
+                ):
+                    return False
+                here += len(before) + len(spelled)
+                last = end
+                if len(raw) - here == len(written) - last and raw.endswith(written[last:]):
+                    return True
+        at = written.find(_SIX, end)
+    return raw[here:] == written[last:]
+
+
+# One pass with nothing called that need not be: each call costs as much as a check.
+def quick_value(  # noqa: PLR0911
+    data: str | bytes, max_brackets: int | None = MAX_DEPTH
+) -> Any:
     """The value of ``data`` when it is proven to parse strictly without a problem.
 
     Args:
@@ -60,7 +126,8 @@ def quick_value(data: str | bytes, max_brackets: int = MAX_DEPTH) -> Any:
         max_brackets: The most ``[`` and ``{`` the text may hold (strings included): a
             text with at most :data:`~kernelindex_sdk._json.walk.MAX_DEPTH` of them
             nests no deeper. A caller reading part of a document passes what is left
-            of that bound.
+            of that bound; one that accepts the value only when it is valid against a
+            schema under which no value nests too deep passes None (no count).
 
     Returns:
         The value the strict parser gives, for a text with no problem, no integral
@@ -78,10 +145,12 @@ def quick_value(data: str | bytes, max_brackets: int = MAX_DEPTH) -> Any:
     # One-byte searches first: they run at memory speed, two-byte ones several times slower.
     if b"\\" in raw and b"\\u" in raw:
         return UNPROVEN
-    # One pass keeps what the proof counts (colons, brackets); counting each is a pass.
-    marks = raw.translate(None, _UNMARKED)
-    if marks.count(b"[") + marks.count(b"{") > max_brackets:
-        return UNPROVEN
+    marks = None
+    if max_brackets is not None:
+        # One pass keeps what the proof counts (colons, brackets); counting each is a pass.
+        marks = raw.translate(None, _UNMARKED)
+        if marks.count(b"[") + marks.count(b"{") > max_brackets:
+            return UNPROVEN
     try:
         value = orjson.loads(raw)
         written = orjson.dumps(value)
@@ -89,11 +158,14 @@ def quick_value(data: str | bytes, max_brackets: int = MAX_DEPTH) -> Any:
         # orjson writes back whatever it read: only a refused text lands here.
         return UNPROVEN
     # Whether orjson's writing of what it read proves the strict parse: no float of
-    # 1e16 or more (written "e+", an integer beyond 64 bits among them), no integral
-    # float, and no repeated key (text that is orjson's own writing of the value has
-    # none; otherwise the colons decide, counted in C: the count of one byte is cheaper
-    # than a translation).
-    proven = not (b"+" in written and b"e+" in written) and _INTEGRAL.search(written) is None
-    if proven and (written == raw or marks.count(b":") == written.count(b":")):
+    # 1e16 or more, no integral float, and no repeated key (see the module's notes).
+    if (b"+" in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
+        return UNPROVEN
+    # (A text with a line break, indented or ended by one, is no compact writing: JSON
+    # strings hold none. Found at memory speed, it spares the search for "e-6".)
+    if written == raw or (b"\n" not in raw and _SIX in written and _spelled_as(written, raw)):
         return value
-    return UNPROVEN
+    # Otherwise the colons decide, counted in C (the count of one byte is cheaper than a
+    # translation).
+    colons = raw.count(b":") if marks is None else marks.count(b":")
+    return value if colons == written.count(b":") else UNPROVEN

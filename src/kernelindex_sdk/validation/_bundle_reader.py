@@ -42,6 +42,7 @@ from .._json import text as _jsontext
 from .._json.quick_parse import UNPROVEN, quick_value
 from . import _quick_checks, _registry, _semantic
 from ._kinds import detect_kind
+from ._nesting import nesting_bound
 
 __all__ = ["BundleReader"]
 
@@ -148,6 +149,10 @@ class BundleReader:
             for kind in _MEMBER_KINDS.values()
         }
         self._run_validator = self._validators["BenchmarkRun"][0]
+        # The most containers a valid run nests: the quick path accepts a run only when
+        # the schema passes it, so where this bound keeps the whole text within
+        # MAX_DEPTH its brackets need no count.
+        self._run_nesting = nesting_bound("BenchmarkRun")
         flags = self._flags = _Flags()
 
         def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -336,8 +341,17 @@ class BundleReader:
         if after is None or tail.surrogate:
             return None
         # As _members below, the brackets of the whole text bound its depth: the run's
-        # may be as many as the tail and the opening brace leave.
-        run = quick_value(data[_RUN_START : len(data) - len(rest)], MAX_DEPTH - 1 - tail.brackets)
+        # may be as many as the tail and the opening brace leave. Or, where the schema
+        # bounds a valid run's nesting so that the whole text (the bundle's brace, the
+        # run beside the tail's members) stays within MAX_DEPTH, none are counted: a run
+        # the schema refuses goes to the full check below.
+        nesting = self._run_nesting
+        brackets = (
+            None
+            if nesting is not None and 1 + nesting + tail.brackets <= MAX_DEPTH
+            else MAX_DEPTH - 1 - tail.brackets
+        )
+        run = quick_value(data[_RUN_START : len(data) - len(rest)], brackets)
         # As _valid_member: what jsonschema-rs cannot take is not valid.
         try:
             valid = run is not UNPROVEN and self._run_validator.is_valid(run)

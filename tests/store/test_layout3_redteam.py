@@ -1,0 +1,309 @@
+"""Layout 3 attacked through its public faces (the ``kernelindex`` CLI, ``kernelindex_sdk.store``).
+
+Layout-2 and layout-1 stores are written by the code that wrote them (``src/`` of their
+last commits, from the repository's history, run in a process of its own), SQLite and a
+real PostgreSQL; then this code opens them. What these tests pin:
+
+- a migrated store answers every query (history in each format and with filters on the
+  grouped columns, export, compare --history) byte for byte as the old code did on the
+  same store, and as this code does on a store it filled itself from the same files;
+- ingesting the same files again counts as it did before; new runs go in; a clash is
+  still refused; opening the store again changes nothing;
+- a migration that fails (a trigger that refuses, a role that may only read) leaves the
+  old store as it was and says so in one line; a newer store is refused;
+- runs that differ in only one grouped column never share a group, runs equal in them
+  (NULL branch, no labels, labels in another key order) always do;
+- eight PostgreSQL ingesters creating the same new groups at once, with a reader running
+  histories meanwhile, store each record once, one group per combination.
+"""
+
+# The SQL below names constant tables and columns only.
+# ruff: noqa: S608
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _layout3_corpus import (
+    EXAMPLE,
+    OLD_COMMIT,
+    V1_COMMIT,
+    old_code,
+    run_cli,
+    series_bundles,
+    sweep_bundles,
+    variant,
+    write_document,
+    write_jsonl,
+)
+
+Query = Callable[[str], list[tuple[Any, ...]]]
+# The columns run_groups holds, as runs holds them too.
+SHARED = (
+    "status, branch, workload_digest, implementation_digest, protocol_digest,"
+    " environment_digest, labels"
+)
+
+
+@pytest.fixture(scope="module")
+def old_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layout-2 code (main when layout 3 branched)."""
+    return old_code(OLD_COMMIT, tmp_path_factory.mktemp("layout2-code"))
+
+
+@pytest.fixture(scope="module")
+def v1_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layout-1 code (kernelindex-sdk 0.4.0's store)."""
+    return old_code(V1_COMMIT, tmp_path_factory.mktemp("layout1-code"))
+
+
+class Corpus:
+    """The records files, written once per module."""
+
+    def __init__(self, root: Path) -> None:
+        bundles = sweep_bundles()
+        # A torch and a triton run at 1024 tokens, and a torch one at 4096.
+        bases = [bundles[0], bundles[2], bundles[8]]
+        self.bases = bases
+        series = series_bundles(bases, 24)
+        self.series = series
+        self.a = write_jsonl(root / "a.jsonl", series[:30])
+        self.b = write_jsonl(root / "b.jsonl", series[30:60])
+        # One as an indented document, the rest given a branch at ingest.
+        self.c = write_document(root / "c.json", series[60])
+        self.d = write_jsonl(root / "d.jsonl", series[61:])
+        # Later commits of the same series (new runs into the old groups and new ones).
+        self.more = write_jsonl(root / "more.jsonl", series_bundles(bases, 8, first=24))
+        # NEW records for compare --history: the latest runs again, 20% slower.
+        latest = series[23], series[47], series[71]
+        self.new = write_jsonl(
+            root / "new.jsonl",
+            [
+                variant(
+                    run,
+                    run["run"]["metadata"]["name"] + "-pr",
+                    median=int(run["run"]["spec"]["timing"]["latencyNs"]["median"] * 1.2),
+                )
+                for run in latest
+            ],
+        )
+        # A stored run's name with another median: a clash.
+        clashing = variant(series[3], series[3]["run"]["metadata"]["name"], median=123_456)
+        self.clash = write_jsonl(
+            root / "clash.jsonl", [series_bundles(bases, 1, first=90)[0], clashing]
+        )
+        self.first = [self.a, self.b]
+        self.second = [self.c, self.d, EXAMPLE]
+
+    def fill(self, url: str) -> list[list[str]]:
+        """The ingest command lines that fill a store with the corpus."""
+        return [
+            ["ingest", "--db", url, *map(str, self.first)],
+            ["ingest", "--db", url, "--branch", "rel", *map(str, self.second)],
+        ]
+
+    def digest(self, index: int, field: str) -> str:
+        return str(self.series[index]["run"]["spec"][field])
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    return Corpus(tmp_path_factory.mktemp("corpus"))
+
+
+def _queries(url: str, corpus: Corpus, out: Path) -> list[list[str]]:
+    """Every read the tests compare: history with filters on the grouped columns (and
+    others), export, compare --history; exports go under ``out``."""
+    workload = corpus.digest(0, "workloadDigest")
+    # The protocol of the runs whose protocol changed (warmup 30), and the usual one.
+    changed = next(
+        corpus.digest(i, "protocolDigest")
+        for i in range(len(corpus.series))
+        if corpus.digest(i, "protocolDigest") != corpus.digest(0, "protocolDigest")
+    )
+    db = ["--db", url]
+    filters: list[list[str]] = [
+        [],
+        ["--branch", "main"],
+        ["--branch", "feature/ü"],
+        ["--branch", "rel"],
+        ["--status", "unverified"],
+        ["--status", "passed", "--branch", "dev"],
+        ["--workload-digest", workload],
+        ["--protocol-digest", changed],
+        ["--protocol-digest", corpus.digest(0, "protocolDigest"), "--provider", "triton"],
+        ["--hardware", "NVIDIA H200", "--branch", "main", "--status", "passed"],
+    ]
+    commands = [["history", *db, "--format", "json", *f] for f in filters]
+    commands += [
+        ["history", *db, "--format", "text", "--points", "0"],
+        ["history", *db, "--format", "markdown", "--points", "0", "--branch", "main"],
+        ["history", *db, "--format", "text", "--changed"],
+    ]
+    commands += [
+        ["export", *db, "-o", str(out / f"export-{i}.jsonl"), *f] for i, f in enumerate(filters)
+    ]
+    for branch in ("main", "dev", "rel", "feature/ü"):
+        for fmt in ("json", "markdown"):
+            commands.append(["compare", "--history", branch, str(corpus.new), *db, "--format", fmt])
+    commands.append(
+        ["compare", "--history", "main", str(corpus.new), *db, "--window", "4", "--format", "json"]
+    )
+    return commands
+
+
+def _answers(
+    src: Path | None, url: str, corpus: Corpus, out: Path, before: list[list[str]] | None = None
+) -> list[Any]:
+    """Each query's status, output and message, and each export's bytes (their paths and
+    the store's URL written alike)."""
+    if before is None:
+        before = []
+    out.mkdir(parents=True, exist_ok=True)
+    results = run_cli(src, [*before, *_queries(url, corpus, out)])
+    exports = sorted(out.glob("export-*.jsonl"))
+    assert exports, "no export written"
+
+    def plain(text: str) -> str:
+        return text.replace(url, "URL").replace(str(out), "OUT")
+
+    return [(s, plain(o), plain(e)) for s, o, e in results] + [p.read_bytes() for p in exports]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def place(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str]:
+    """Makes the URL of an empty store place by name, on the backend of the case."""
+    if request.param == "sqlite":
+        return lambda name: f"sqlite:///{tmp_path / (name + '.sqlite3')}"
+    server = request.getfixturevalue("postgres_server")
+    return lambda name: str(server.new_database())
+
+
+def _query(url: str) -> Iterator[Query]:
+    if url.startswith("sqlite:///"):
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            yield lambda sql: db.execute(sql).fetchall()
+        finally:
+            db.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as pg:
+        yield lambda sql: pg.execute(sql).fetchall()
+
+
+def _sql(url: str, sql: str) -> list[tuple[Any, ...]]:
+    for query in _query(url):
+        return query(sql)
+    raise AssertionError("unreachable")
+
+
+def _snapshot(url: str) -> list[Any]:
+    """Every table's rows (as text, in a fixed order) and the schema's objects."""
+    if url.startswith("sqlite:///"):
+        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        try:
+            return list(db.iterdump())
+        finally:
+            db.close()
+    tables = [
+        row[0]
+        for row in _sql(
+            url,
+            "SELECT table_name FROM information_schema.tables"
+            " WHERE table_schema = current_schema() ORDER BY 1",
+        )
+    ]
+    columns = _sql(
+        url,
+        "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns"
+        " WHERE table_schema = current_schema() ORDER BY 1, 2",
+    )
+    indexes = _sql(
+        url,
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() ORDER BY 1",
+    )
+    rows = [sorted(map(str, _sql(url, f"SELECT t::text FROM {t} t"))) for t in tables]
+    return [tables, columns, indexes, rows]
+
+
+def _check_groups(url: str) -> None:
+    """Every run names the group of its own values; each combination has one group."""
+    postgres = not url.startswith("sqlite")
+    text = (lambda c: f"{c}::text") if postgres else (lambda c: c)
+    own = ", ".join(f"r.{c.strip()}" for c in SHARED.split(",")).replace(
+        "r.labels", text("r.labels")
+    )
+    its = own.replace("r.", "g.")
+    found = _sql(
+        url,
+        f"SELECT r.group_id, {own}, {its} FROM runs r LEFT JOIN run_groups g ON g.id = r.group_id",
+    )
+    assert found
+    ids: dict[tuple[Any, ...], set[int]] = {}
+    for gid, *values in found:
+        mine, group = values[:7], values[7:]
+        assert group[:6] == mine[:6]
+        assert json.loads(group[6]) == json.loads(mine[6])
+        combo = (*mine[:6], json.dumps(json.loads(mine[6]), sort_keys=True))
+        ids.setdefault(combo, set()).add(gid)
+    assert {k: v for k, v in ids.items() if len(v) > 1} == {}
+
+
+def _again(url: str, corpus: Corpus) -> list[list[str]]:
+    """Ingest everything again, then a file with a clash."""
+    return [
+        ["ingest", "--db", url, *map(str, [*corpus.first, *corpus.second])],
+        ["ingest", "--db", url, str(corpus.clash)],
+    ]
+
+
+def test_migrated_store_answers_as_the_layout_2_code_did(
+    old_src: Path, corpus: Corpus, place: Callable[[str], str], tmp_path: Path
+) -> None:
+    v2, with_more, fresh = place("v2"), place("more"), place("fresh")
+    # The old code: fills the store, ingests everything again and a clash, answers; a
+    # second store also gets the later commits.
+    filled = run_cli(old_src, [*corpus.fill(v2), *corpus.fill(with_more)])
+    assert [s for s, _, _ in filled] == [0, 0, 0, 0], filled
+    old = _answers(old_src, v2, corpus, tmp_path / "old", before=_again(v2, corpus))
+    assert old[0][0] == 0
+    assert "0 record(s) added, 73 skipped" in old[0][2]
+    assert old[1][0] == 1
+    assert "[store-clash]" in old[1][2]
+    run_cli(old_src, [["ingest", "--db", with_more, str(corpus.more)]])
+    old_more = _answers(old_src, with_more, corpus, tmp_path / "old-more")
+    # The answers say something: each history has series, each filtered one fewer runs.
+    histories = [json.loads(o) for s, o, _ in old[2:12]]
+    assert all(h["series"] for h in histories)
+    points = [sum(len(x["points"]) for x in h["series"]) for h in histories]
+    assert points[0] > max(points[1:])
+    assert min(points[1:]) > 0
+    # Histories, then exports (the 10 files' bytes at the end), then compare --history.
+    assert all(s == 0 and o for s, o, _ in [*old[2:15], *old[25:34]])
+    assert all(s == 0 and "exported" in e for s, _, e in old[15:25])
+    assert _sql(v2, "SELECT value FROM kernelindex_layout") == [("2",)]
+
+    # This code, on the same store: migrated at its first opening, then the same answers
+    # (the same counts for the files seen again, the same clash).
+    new = _answers(None, v2, corpus, tmp_path / "new", before=_again(v2, corpus))
+    assert _sql(v2, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert new == old
+    _check_groups(v2)
+    # New runs go in, and then it answers as the old code did with them.
+    ((status, _, err),) = run_cli(None, [["ingest", "--db", v2, str(corpus.more)]])
+    assert status == 0
+    assert "24 record(s) added, 0 skipped" in err
+    assert _answers(None, v2, corpus, tmp_path / "new-more") == old_more
+    _check_groups(v2)
+
+    # A store this code filled from the same files answers the same too.
+    assert [s for s, _, _ in run_cli(None, corpus.fill(fresh))] == [0, 0]
+    assert _answers(None, fresh, corpus, tmp_path / "fresh", before=_again(fresh, corpus)) == old
+    _check_groups(fresh)

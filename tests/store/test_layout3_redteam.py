@@ -42,6 +42,8 @@ from _layout3_corpus import (
     write_jsonl,
 )
 
+from kernelindex_sdk.store import open_store
+
 Query = Callable[[str], list[tuple[Any, ...]]]
 # The columns run_groups holds, as runs holds them too.
 SHARED = (
@@ -186,7 +188,7 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], str
 
 def _query(url: str) -> Iterator[Query]:
     if url.startswith("sqlite:///"):
-        db = sqlite3.connect(url.removeprefix("sqlite:///"))
+        db = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
         try:
             yield lambda sql: db.execute(sql).fetchall()
         finally:
@@ -194,8 +196,12 @@ def _query(url: str) -> Iterator[Query]:
         return
     import psycopg
 
+    def run(sql: str) -> list[tuple[Any, ...]]:
+        cursor = pg.execute(sql)
+        return cursor.fetchall() if cursor.description is not None else []
+
     with psycopg.connect(url, autocommit=True) as pg:
-        yield lambda sql: pg.execute(sql).fetchall()
+        yield run
 
 
 def _sql(url: str, sql: str) -> list[tuple[Any, ...]]:
@@ -307,3 +313,185 @@ def test_migrated_store_answers_as_the_layout_2_code_did(
     assert [s for s, _, _ in run_cli(None, corpus.fill(fresh))] == [0, 0]
     assert _answers(None, fresh, corpus, tmp_path / "fresh", before=_again(fresh, corpus)) == old
     _check_groups(fresh)
+
+
+@pytest.fixture
+def v2_store(old_src: Path, corpus: Corpus, place: Callable[[str], str]) -> str:
+    """A layout-2 store of the corpus, written by the layout-2 code."""
+    url = place("v2")
+    assert [s for s, _, _ in run_cli(old_src, corpus.fill(url))] == [0, 0]
+    return url
+
+
+def test_opening_a_migrated_store_again_changes_nothing(v2_store: str) -> None:
+    with open_store(v2_store):
+        pass
+    migrated = _snapshot(v2_store)
+    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
+    with open_store(v2_store) as store:
+        assert len(store.rows()) == 73
+    assert _snapshot(v2_store) == migrated
+
+
+def _fail_after(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make migration step ``step`` fail after all its statements ran (an injected error)."""
+    from kernelindex_sdk.errors import StoreError
+    from kernelindex_sdk.store import _layout
+
+    real = _layout._MIGRATIONS[step]
+
+    def failing(execute: Any, dialect: str) -> None:
+        real(execute, dialect)
+        raise StoreError(source="injected", reason="injected failure")
+
+    monkeypatch.setitem(_layout._MIGRATIONS, step, failing)
+
+
+def test_a_migration_failing_at_its_end_leaves_the_layout_2_store_intact(
+    v2_store: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Every statement of the step ran (runs rebuilt or altered, groups filled) before
+    the error: all of it is rolled back, and the CLI says so in one line (exit 2)."""
+    before = _snapshot(v2_store)
+    _fail_after(2, monkeypatch)
+    ((status, out, err),) = run_cli(
+        None, [["export", "--db", v2_store, "-o", str(tmp_path / "out.jsonl")]]
+    )
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert "cannot migrate store layout version 2 to 3 (the store is unchanged)" in err
+    assert "injected failure" in err
+    assert not (tmp_path / "out.jsonl").exists()
+    assert _snapshot(v2_store) == before
+    # Without the error it migrates, and holds every run.
+    monkeypatch.undo()
+    with open_store(v2_store) as store:
+        assert len(store.rows()) == 73
+
+
+def test_a_migration_refused_by_the_server_leaves_the_postgres_store_intact(
+    old_src: Path, corpus: Corpus, postgres_url: str, tmp_path: Path
+) -> None:
+    """A team's trigger that refuses updates of runs, then a role that may only read."""
+    assert [s for s, _, _ in run_cli(old_src, corpus.fill(postgres_url))] == [0, 0]
+    for query in _query(postgres_url):
+        query(
+            "CREATE FUNCTION team_frozen() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$ BEGIN RAISE EXCEPTION 'runs are frozen'; END $$"
+        )
+        query(
+            "CREATE TRIGGER team_frozen BEFORE UPDATE ON runs"
+            " FOR EACH ROW EXECUTE FUNCTION team_frozen()"
+        )
+    before = _snapshot(postgres_url)
+    ((status, _, err),) = run_cli(None, [["history", "--db", postgres_url]])
+    assert status == 2
+    assert err.count("\n") == 1
+    assert "(the store is unchanged): postgresql: runs are frozen" in err
+    assert _snapshot(postgres_url) == before
+
+    schema = postgres_url.rsplit("%3D", 1)[1]
+    for query in _query(postgres_url):
+        query("DROP TRIGGER team_frozen ON runs")
+        query("DROP ROLE IF EXISTS team_reader")
+        query("CREATE ROLE team_reader LOGIN")
+        query(f"GRANT USAGE ON SCHEMA {schema} TO team_reader")
+        query(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO team_reader")
+    before = _snapshot(postgres_url)
+    reader = postgres_url.replace("postgresql://postgres@", "postgresql://team_reader@")
+    ((status, _, err),) = run_cli(None, [["history", "--db", reader]])
+    assert status == 2
+    assert err.count("\n") == 1
+    assert "(the store is unchanged): postgresql: permission denied" in err
+    assert _snapshot(postgres_url) == before
+    for query in _query(postgres_url):
+        query(f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM team_reader")
+        query(f"REVOKE ALL ON SCHEMA {schema} FROM team_reader")
+        query("DROP ROLE team_reader")
+
+
+@pytest.mark.parametrize("version", ["4", "x"])
+def test_a_newer_or_unreadable_layout_is_refused_and_left_alone(
+    store_url: str, version: str, tmp_path: Path
+) -> None:
+    with open_store(store_url) as store:
+        store.ingest([write_jsonl(tmp_path / "one.jsonl", sweep_bundles()[:2])])
+    for query in _query(store_url):
+        query(f"UPDATE kernelindex_layout SET value = '{version}' WHERE key = 'layout_version'")
+    before = _snapshot(store_url)
+    ((status, out, err),) = run_cli(None, [["history", "--db", store_url]])
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    expected = (
+        "store layout version 4 is newer than this kernelindex-sdk reads (3)"
+        if version == "4"
+        else "unreadable layout version 'x'"
+    )
+    assert expected in err
+    assert _snapshot(store_url) == before
+
+
+def _group_of(url: str) -> dict[str, int]:
+    return {name: int(gid) for name, gid in _sql(url, "SELECT name, group_id FROM runs")}
+
+
+def test_runs_share_a_group_exactly_when_their_grouped_columns_are_equal(
+    store_url: str, tmp_path: Path
+) -> None:
+    """One grouped column apart (status, branch, a label's value, a label more, each
+    digest): never one group. Equal (no branch, no labels or empty labels, the same
+    pairs in another order, unicode and long values): always one group."""
+    base = sweep_bundles()[0]
+    two = {"a": "1", "b": "ü" * 2000}
+    cases = {
+        "base": {"labels": two},
+        "same-order": {"labels": {"b": "ü" * 2000, "a": "1"}},
+        "unverified": {"labels": two, "status": "unverified"},
+        "branch-main": {"labels": two, "branch": "main"},
+        "branch-main-2": {"labels": {"b": "ü" * 2000, "a": "1"}, "branch": "main"},
+        "branch-upper": {"labels": two, "branch": "Main"},
+        "branch-space": {"labels": two, "branch": "main "},
+        "label-value": {"labels": {"a": "2", "b": "ü" * 2000}},
+        "label-more": {"labels": {**two, "c": ""}},
+        "label-empty-value": {"labels": {"a": "", "b": "ü" * 2000}},
+        "implementation": {"labels": two, "torch": "2.12.0"},
+        "environment": {"labels": two, "driver": "999.1"},
+        "protocol": {"labels": two, "warmup": 30},
+        "no-labels": {"labels": None},
+        "no-labels-2": {"labels": None},
+        "empty-labels": {"labels": {}},
+        "no-labels-main": {"labels": None, "branch": "main"},
+        "no-labels-unverified": {"labels": None, "status": "unverified"},
+    }
+    runs = [variant(base, f"g-{name}", **kw) for name, kw in cases.items()]  # type: ignore[arg-type]
+    # The workload digest apart: another run of the sweep, the base's labels.
+    runs.append(variant(sweep_bundles()[4], "g-workload", labels=two))
+    # Two files, so that the second's runs find the first's groups in the store.
+    path_a = write_jsonl(tmp_path / "a.jsonl", runs[::2])
+    path_b = write_jsonl(tmp_path / "b.jsonl", runs[1::2])
+    with open_store(store_url) as store:
+        report = store.ingest([path_a, path_b])
+        assert (report.added, report.ok) == (len(runs), True), report.problems
+        rows = {row.name: row for row in store.rows()}
+    group = {name.removeprefix("g-"): gid for name, gid in _group_of(store_url).items()}
+    together = [
+        {"base", "same-order"},
+        {"branch-main", "branch-main-2"},
+        {"no-labels", "no-labels-2", "empty-labels"},
+    ]
+    expected: dict[str, int] = {}
+    for name in group:
+        kin = next((s for s in together if name in s), {name})
+        expected[name] = min(group[k] for k in kin)
+    assert group == {name: expected[name] for name in group}
+    assert len(set(group.values())) == len(group) - 4
+    # Each run reads back its own values through its group.
+    for bundle in runs:
+        run = bundle["run"]
+        row = rows[run["metadata"]["name"]]
+        assert dict(row.labels) == run["metadata"].get("labels", {})
+        assert row.status == run["spec"]["status"]
+        assert row.branch == run["metadata"]["annotations"].get("kernelindex.dev/branch")
+        for field in ("workload", "implementation", "protocol", "environment"):
+            assert getattr(row, f"{field}_digest") == run["spec"][f"{field}Digest"]
+    _check_groups(store_url)

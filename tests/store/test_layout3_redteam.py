@@ -23,8 +23,11 @@ real PostgreSQL; then this code opens them. What these tests pin:
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -495,3 +498,82 @@ def test_runs_share_a_group_exactly_when_their_grouped_columns_are_equal(
         for field in ("workload", "implementation", "protocol", "environment"):
             assert getattr(row, f"{field}_digest") == run["spec"][f"{field}Digest"]
     _check_groups(store_url)
+
+
+def test_eight_postgres_ingesters_create_the_same_new_groups_at_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """Every file's runs name the same few new groups (each combination of 4 branches and
+    2 label orders, and unverified runs); 8 writers start at one moment, each with another
+    file first, while a reader runs histories."""
+    from _layout3_workers import ingest_at, read_until
+
+    files, step, size = 8, 20, 40
+    base = sweep_bundles()
+    branches = ["main", "dev", None, "feature/ü"]
+    orders = [{"a": "1", "b": "2"}, {"b": "2", "a": "1"}]
+    pool = [
+        variant(
+            base[i % 3],
+            f"race-{i:04d}",
+            median=1_000_000 + i,
+            branch=branches[i % 4],
+            labels=orders[(i // 4) % 2],
+            status="unverified" if i % 5 == 0 else None,
+            commit=f"{i:08x}",
+            commit_time=f"2026-11-{1 + i % 28:02d}T00:00:{i % 60:02d}.000Z",
+        )
+        for i in range(files * step)
+    ]
+    paths = [
+        str(
+            write_jsonl(
+                tmp_path / f"race-{k}.jsonl",
+                [pool[(k * step + j) % len(pool)] for j in range(size)],
+            )
+        )
+        for k in range(files)
+    ]
+    expected = {
+        b["run"]["metadata"]["name"]: (
+            b["run"]["spec"]["status"],
+            b["run"]["metadata"]["annotations"].get("kernelindex.dev/branch"),
+            b["run"]["metadata"].get("labels", {}),
+        )
+        for b in pool
+    }
+    with open_store(postgres_url):
+        pass
+    stop = tmp_path / "stop"
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(files + 1, mp_context=context) as executor:
+        # Time for every process to start and import before the common moment.
+        start = time.time() + 6
+        reader = executor.submit(read_until, postgres_url, str(stop), expected, start)
+        writers = [
+            executor.submit(ingest_at, postgres_url, paths[w:] + paths[:w], start)
+            for w in range(files)
+        ]
+        results = [w.result(timeout=300) for w in writers]
+        stop.touch()
+        read = reader.result(timeout=120)
+
+    assert [r["problems"] for r in results] == [[]] * files
+    assert sum(r["added"] for r in results) == len(pool)
+    assert sum(r["identical"] for r in results) == files * files * size - len(pool)
+    assert read["wrong"] == []
+    assert read["reads"] >= 1
+    assert read["most"] == len(pool)
+    with open_store(postgres_url) as store:
+        rows = store.rows()
+        assert sorted(r.name for r in rows) == sorted(expected)
+        assert {r.name: (r.status, r.branch, dict(r.labels)) for r in rows} == expected
+    _check_groups(postgres_url)
+    # One group per combination, no more: 3 implementations x 4 branches x 2 statuses
+    # (labels in either order being one value).
+    combos = {
+        (b["run"]["spec"]["implementationDigest"], *expected[b["run"]["metadata"]["name"]][:2])
+        for b in pool
+    }
+    assert len(combos) == 24
+    assert _sql(postgres_url, "SELECT count(*) FROM run_groups") == [(len(combos),)]

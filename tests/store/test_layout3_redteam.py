@@ -577,3 +577,49 @@ def test_eight_postgres_ingesters_create_the_same_new_groups_at_once(
     }
     assert len(combos) == 24
     assert _sql(postgres_url, "SELECT count(*) FROM run_groups") == [(len(combos),)]
+
+
+def test_a_layout_1_store_migrates_through_both_steps_and_answers_as_before(
+    v1_src: Path, corpus: Corpus, place: Callable[[str], str], tmp_path: Path
+) -> None:
+    """kernelindex-sdk 0.4.0's store (texts in runs): its exports and ingest counts are
+    what that code gave; every answer is what a store this code fills gives (0.4.0's
+    history printed another format, so that is not compared with it)."""
+    v1, fresh = place("v1"), place("fresh")
+    filled = run_cli(v1_src, corpus.fill(v1))
+    assert [s for s, _, _ in filled] == [0, 0], filled
+    assert _sql(v1, "SELECT value FROM kernelindex_layout") == [("1",)]
+    exports = tmp_path / "old"
+    exports.mkdir()
+    old = run_cli(
+        v1_src,
+        [
+            *_again(v1, corpus),
+            *[q for q in _queries(v1, corpus, exports) if q[0] == "export"],
+        ],
+    )
+    old_bytes = [p.read_bytes() for p in sorted(exports.glob("export-*.jsonl"))]
+    assert len(old_bytes) == 10
+    new = _answers(None, v1, corpus, tmp_path / "new", before=_again(v1, corpus))
+    assert _sql(v1, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert [s for s, _, _ in new[:2]] == [s for s, _, _ in old[:2]] == [0, 1]
+    assert new[0][2] == old[0][2]
+    assert new[-10:] == old_bytes
+    assert [s for s, _, _ in run_cli(None, corpus.fill(fresh))] == [0, 0]
+    assert _answers(None, fresh, corpus, tmp_path / "fresh", before=_again(fresh, corpus)) == new
+    _check_groups(v1)
+
+
+def test_a_failing_second_step_leaves_a_layout_1_store_at_layout_1(
+    v1_src: Path, corpus: Corpus, place: Callable[[str], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Layout 1 to 2 done, 2 to 3 failing at its end: the store is layout 1 still."""
+    v1 = place("v1")
+    assert [s for s, _, _ in run_cli(v1_src, corpus.fill(v1))] == [0, 0]
+    before = _snapshot(v1)
+    _fail_after(2, monkeypatch)
+    ((status, _, err),) = run_cli(None, [["history", "--db", v1]])
+    assert status == 2
+    assert err.count("\n") == 1
+    assert "cannot migrate store layout version 1 to 3 (the store is unchanged)" in err
+    assert _snapshot(v1) == before

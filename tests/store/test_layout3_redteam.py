@@ -623,3 +623,25 @@ def test_a_failing_second_step_leaves_a_layout_1_store_at_layout_1(
     assert err.count("\n") == 1
     assert "cannot migrate store layout version 1 to 3 (the store is unchanged)" in err
     assert _snapshot(v1) == before
+
+
+def test_four_openers_of_a_layout_2_store_at_once_migrate_it_once(v2_store: str) -> None:
+    """Each opener finds layout 2 or 3; one migrates, the others wait and find it done."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = time.time() + 1
+
+    def opener(_: int) -> int:
+        time.sleep(max(0.0, start - time.time()))
+        with open_store(v2_store) as store:
+            return len(store.rows())
+
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(opener, range(4))) == [73] * 4
+    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
+    _check_groups(v2_store)
+    postgres = not v2_store.startswith("sqlite")
+    labels = "labels::text" if postgres else "labels"
+    runs = _sql(v2_store, f"SELECT {SHARED.replace('labels', labels)} FROM runs")
+    combos = {(*r[:6], json.dumps(json.loads(r[6]), sort_keys=True)) for r in runs}
+    assert _sql(v2_store, "SELECT count(*) FROM run_groups") == [(len(combos),)]

@@ -38,8 +38,28 @@ def _records() -> list[dict[str, Any]]:
 
 
 def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> None:
+    """Groups interleaved run by run: each run is built on its own."""
     docs = _records()
     assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
+    _check(store, docs)
+
+
+def test_long_stretches_of_one_group_are_built_as_runs_by_run(store: Store, tmp_path: Path) -> None:
+    """Stretches of 40 runs of one group, then a short one: built stretch by stretch,
+    the same rows as run by run."""
+    base, other = template(), _other_workload(template())
+    docs = [bundle(base, i, 300_000 + i, commit=f"{i:040x}", branch="main") for i in range(40)]
+    docs += [bundle(other, 100 + i, 200_000 + i, commit=f"{i:040x}") for i in range(40)]
+    tail = [bundle(base, 200 + i, 310_000 + i, commit=f"{i:040x}", branch="main") for i in range(3)]
+    tail[1]["run"]["spec"]["status"] = "unverified"
+    docs += tail
+    assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
+    _check(store, docs)
+    groups = store._backend.execute("SELECT count(*) FROM run_groups")
+    assert groups == [(3,)]
+
+
+def _check(store: Store, docs: list[dict[str, Any]]) -> None:
     rows = {row.name: row for row in store.rows()}
     assert len(rows) == len(docs)
     for doc in docs:
@@ -58,6 +78,16 @@ def test_each_run_gets_its_own_shared_columns(store: Store, tmp_path: Path) -> N
         assert row.median_ns == spec["timing"]["latencyNs"]["median"]
         assert row.operation == spec["workload"]["operation"]
         assert row.provider == spec["implementation"]["provider"]
+        assert row.pass_ == spec["workload"]["pass"]
+        assert row.entry_point == spec["implementation"].get("entryPoint")
+        assert row.hardware == doc["environment"]["spec"]["hardware"]["product"]
+        assert row.observed_at == spec["observedAt"]
+        assert row.commit_time == annotations.get("kernelindex.dev/commit-time")
+        p20, p80 = (m["value"] for m in spec["measurements"])
+        assert (row.p20_ns, row.p80_ns) == (p20, p80)
+    # The order of Store.rows: order key, then name.
+    found = [row.name for row in store.rows()]
+    assert found == [row.name for row in sorted(rows.values(), key=lambda r: (r.order_key, r.name))]
 
 
 def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: Path) -> None:

@@ -67,6 +67,11 @@ def number_text(value: Any) -> str:
 def _column(values: Sequence[Any], text: bool) -> tuple[str, Sequence[str] | None, str]:
     """One field's values as JSON: ``(before, texts, after)`` where each value's JSON is
     ``before + texts[i] + after``, or ``(json, None, "")`` when it is the same for all."""
+    first = values[0] if values else None
+    if text and type(first) is str and values[-1] == first and values.count(first) == len(values):
+        # One text for every point (a series' branch; the runs of one store group share
+        # the object, so the count is mostly identity checks): written once.
+        return _STRING(first), None, ""
     if text:
         try:
             joined = "".join(values)

@@ -53,18 +53,22 @@ class NotInStoreError(KernelIndexError, KeyError):
 _order: Final = operator.attrgetter("order_key", "name")
 _AT: Final = RunRow._fields.index
 _COMMIT_TIME: Final = _AT("commit_time")
-_BY_COMMIT_TIME: Final = operator.itemgetter(_COMMIT_TIME, _AT("name"))
-_BY_OBSERVED: Final = operator.itemgetter(_AT("observed_at"), _AT("name"))
+_NAME: Final = operator.itemgetter(_AT("name"))
+_BY_COMMIT_TIME: Final = operator.itemgetter(_COMMIT_TIME)
+_BY_OBSERVED: Final = operator.itemgetter(_AT("observed_at"))
 
 
 def _sort(rows: list[RunRow]) -> None:
-    """Sort ``rows`` by order key, then name."""
-    times = list(map(operator.itemgetter(_COMMIT_TIME), rows))
+    """Sort ``rows`` by order key, then name.
+
+    By name, then (a stable sort) by the one time that is every run's order key: the
+    same order as by the pair, without a tuple made and compared for each run.
+    """
+    times = list(map(_BY_COMMIT_TIME, rows))
     missing = times.count(None)
-    if missing == 0:
-        rows.sort(key=_BY_COMMIT_TIME)
-    elif missing == len(rows):
-        rows.sort(key=_BY_OBSERVED)
+    if missing in (0, len(rows)):
+        rows.sort(key=_NAME)
+        rows.sort(key=_BY_COMMIT_TIME if missing == 0 else _BY_OBSERVED)
     else:
         rows.sort(key=_order)
 

@@ -212,8 +212,9 @@ _OBSERVED: Final = _AT("observed_at")
 # The order keys of runs whose times are all in observedAt's UTC form (which sorts as
 # time): (commit time, observedAt, name) when every run has a commit time, and when none
 # has, (observedAt, name), the same order as (observedAt, observedAt, name).
-_BY_COMMIT_TIME: Final = operator.itemgetter(_COMMIT_TIME, _OBSERVED, _AT("name"))
-_BY_OBSERVED: Final = operator.itemgetter(_OBSERVED, _AT("name"))
+_NAME: Final = operator.itemgetter(_AT("name"))
+_OBSERVED_AT: Final = operator.itemgetter(_OBSERVED)
+_COMMIT_TIME_AT: Final = operator.itemgetter(_COMMIT_TIME)
 
 
 @without_collection
@@ -338,11 +339,16 @@ def _sort(
         columns = tuple(zip(*runs, strict=True))
     if _in_utc_form(columns[_OBSERVED]):
         commit_times = columns[_COMMIT_TIME]
+        # Stable sorts by one field each, the last the most significant: the order of
+        # the tuple of them, without a tuple made and compared for each run.
         if commit_times.count(None) == len(commit_times):
-            runs.sort(key=_BY_OBSERVED)
+            runs.sort(key=_NAME)
+            runs.sort(key=_OBSERVED_AT)
             return
         if None not in commit_times and _in_utc_form(commit_times):
-            runs.sort(key=_BY_COMMIT_TIME)
+            runs.sort(key=_NAME)
+            runs.sort(key=_OBSERVED_AT)
+            runs.sort(key=_COMMIT_TIME_AT)
             return
     runs.sort(key=order)
 

@@ -102,7 +102,26 @@ class Corpus:
         self.clash = write_jsonl(
             root / "clash.jsonl", [series_bundles(bases, 1, first=90)[0], clashing]
         )
-        self.first = [self.a, self.b]
+        # Long stretches of one group each (a series ingested together: Store.rows builds
+        # such a stretch column by column), then a short one.
+        stretch = [
+            variant(
+                base,
+                f"stretch-{b}-{i:03d}",
+                median=int(
+                    base["run"]["spec"]["timing"]["latencyNs"]["median"]
+                    * (1.25 if i >= n // 2 else 1)
+                )
+                + 331 * (i % 4),
+                branch="stretch",
+                commit=f"5{b}{i:06x}",
+                commit_time=f"2026-09-{1 + i // 24:02d}T{i % 24:02d}:30:00.000Z",
+            )
+            for b, (base, n) in enumerate(((bundles[4], 40), (bundles[6], 24), (bundles[5], 3)))
+            for i in range(n)
+        ]
+        self.stretch = write_jsonl(root / "stretch.jsonl", stretch)
+        self.first = [self.a, self.stretch, self.b]
         self.second = [self.c, self.d, EXAMPLE]
 
     def fill(self, url: str) -> list[list[str]]:
@@ -143,6 +162,9 @@ def _queries(url: str, corpus: Corpus, out: Path) -> list[list[str]]:
         ["--protocol-digest", changed],
         ["--protocol-digest", corpus.digest(0, "protocolDigest"), "--provider", "triton"],
         ["--hardware", "NVIDIA H200", "--branch", "main", "--status", "passed"],
+        # Only the stretches of one group each, then one stretch alone.
+        ["--branch", "stretch"],
+        ["--branch", "stretch", "--provider", "torch"],
     ]
     commands = [["history", *db, "--format", "json", *f] for f in filters]
     commands += [
@@ -283,20 +305,20 @@ def test_migrated_store_answers_as_the_layout_2_code_did(
     assert [s for s, _, _ in filled] == [0, 0, 0, 0], filled
     old = _answers(old_src, v2, corpus, tmp_path / "old", before=_again(v2, corpus))
     assert old[0][0] == 0
-    assert "0 record(s) added, 73 skipped" in old[0][2]
+    assert "0 record(s) added, 140 skipped" in old[0][2]
     assert old[1][0] == 1
     assert "[store-clash]" in old[1][2]
     run_cli(old_src, [["ingest", "--db", with_more, str(corpus.more)]])
     old_more = _answers(old_src, with_more, corpus, tmp_path / "old-more")
     # The answers say something: each history has series, each filtered one fewer runs.
-    histories = [json.loads(o) for s, o, _ in old[2:12]]
+    histories = [json.loads(o) for s, o, _ in old[2:14]]
     assert all(h["series"] for h in histories)
     points = [sum(len(x["points"]) for x in h["series"]) for h in histories]
     assert points[0] > max(points[1:])
     assert min(points[1:]) > 0
-    # Histories, then exports (the 10 files' bytes at the end), then compare --history.
-    assert all(s == 0 and o for s, o, _ in [*old[2:15], *old[25:34]])
-    assert all(s == 0 and "exported" in e for s, _, e in old[15:25])
+    # Histories, then exports (the 12 files' bytes at the end), then compare --history.
+    assert all(s == 0 and o for s, o, _ in [*old[2:17], *old[29:38]])
+    assert all(s == 0 and "exported" in e for s, _, e in old[17:29])
     assert _sql(v2, "SELECT value FROM kernelindex_layout") == [("2",)]
 
     # This code, on the same store: migrated at its first opening, then the same answers
@@ -332,7 +354,7 @@ def test_opening_a_migrated_store_again_changes_nothing(v2_store: str) -> None:
     migrated = _snapshot(v2_store)
     assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
     with open_store(v2_store) as store:
-        assert len(store.rows()) == 73
+        assert len(store.rows()) == 140
     assert _snapshot(v2_store) == migrated
 
 
@@ -369,7 +391,7 @@ def test_a_migration_failing_at_its_end_leaves_the_layout_2_store_intact(
     # Without the error it migrates, and holds every run.
     monkeypatch.undo()
     with open_store(v2_store) as store:
-        assert len(store.rows()) == 73
+        assert len(store.rows()) == 140
 
 
 def test_a_migration_refused_by_the_server_leaves_the_postgres_store_intact(
@@ -599,12 +621,12 @@ def test_a_layout_1_store_migrates_through_both_steps_and_answers_as_before(
         ],
     )
     old_bytes = [p.read_bytes() for p in sorted(exports.glob("export-*.jsonl"))]
-    assert len(old_bytes) == 10
+    assert len(old_bytes) == 12
     new = _answers(None, v1, corpus, tmp_path / "new", before=_again(v1, corpus))
     assert _sql(v1, "SELECT value FROM kernelindex_layout") == [("3",)]
     assert [s for s, _, _ in new[:2]] == [s for s, _, _ in old[:2]] == [0, 1]
     assert new[0][2] == old[0][2]
-    assert new[-10:] == old_bytes
+    assert new[-12:] == old_bytes
     assert [s for s, _, _ in run_cli(None, corpus.fill(fresh))] == [0, 0]
     assert _answers(None, fresh, corpus, tmp_path / "fresh", before=_again(fresh, corpus)) == new
     _check_groups(v1)
@@ -637,7 +659,7 @@ def test_four_openers_of_a_layout_2_store_at_once_migrate_it_once(v2_store: str)
             return len(store.rows())
 
     with ThreadPoolExecutor(4) as pool:
-        assert list(pool.map(opener, range(4))) == [73] * 4
+        assert list(pool.map(opener, range(4))) == [140] * 4
     assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
     _check_groups(v2_store)
     postgres = not v2_store.startswith("sqlite")

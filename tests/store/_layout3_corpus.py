@@ -34,8 +34,8 @@ SWEEP = ROOT / "tests" / "fixtures" / "h200-jsd-sweep.jsonl"
 EXAMPLE = ROOT / "tests" / "fixtures" / "liger-jsd-forward-torch-b200.json"
 #: The last commit of layout 2 (main's head when layout 3 branched from it).
 OLD_COMMIT = "38ee4e3437cbf14fdb8ec13fc329550b145e05f5"
-#: The last commit of layout 1 (the parent of the commit that made layout 2).
-V1_COMMIT = "3c225f5^"
+#: The last commit of layout 1 (the parent of 3c225f5, which made layout 2).
+V1_COMMIT = "89189a295f652f49464986f71a68d94914645df4"
 
 COMMIT = "kernelindex.dev/commit"
 BRANCH = "kernelindex.dev/branch"

@@ -48,7 +48,8 @@ def old_code(commit: str, into: Path) -> Path:
     """``src/`` of ``commit`` unpacked under ``into``; returns the folder to put on PYTHONPATH.
 
     Raises:
-        RuntimeError: when the repository's history lacks the commit (a shallow clone).
+        RuntimeError: when the repository's history lacks the commit (a shallow clone):
+            its message says that the full history is needed.
     """
     done = subprocess.run(
         ["git", "-C", str(ROOT), "archive", "--format=tar", commit, "src", "schemas"],
@@ -57,7 +58,9 @@ def old_code(commit: str, into: Path) -> Path:
     )
     if done.returncode != 0:
         raise RuntimeError(
-            f"git archive {commit} failed (a shallow clone?): {done.stderr.decode()[:300]}"
+            f"these tests need the repository's full git history (commit {commit[:7]} builds"
+            " the old stores): run them in a full clone, not a shallow one"
+            f" (git fetch --unshallow); git archive said: {done.stderr.decode()[:300]}"
         )
     with tarfile.open(fileobj=BytesIO(done.stdout)) as tar:
         tar.extractall(into, filter="data")

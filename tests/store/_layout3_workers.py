@@ -11,16 +11,26 @@ from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store.history import history
 
 
-def ingest_at(url: str, paths: list[str], start: float) -> dict[str, Any]:
+def ingest_at(
+    url: str, paths: list[str], start: float, branch: str | None = None
+) -> dict[str, Any]:
     """Open the store, wait for ``start`` (time.time()), then ingest ``paths`` one call per
-    file; return the summed counts and each problem's code."""
-    totals: dict[str, Any] = {"added": 0, "identical": 0, "refused": 0, "problems": []}
+    file (``branch`` for runs that lack one); return the summed counts and each problem's
+    code."""
+    totals: dict[str, Any] = {
+        "added": 0,
+        "identical": 0,
+        "provenance_only": 0,
+        "refused": 0,
+        "problems": [],
+    }
     with open_store(url) as store:
         time.sleep(max(0.0, start - time.time()))
         for path in paths:
-            report = store.ingest([path])
+            report = store.ingest([path], branch=branch)
             totals["added"] += report.added
             totals["identical"] += report.identical
+            totals["provenance_only"] += report.provenance_only
             totals["refused"] += report.refused
             totals["problems"] += [(p.source, p.problem.code) for p in report.problems]
     return totals

@@ -265,7 +265,8 @@ def _snapshot(url: str) -> list[Any]:
 
 
 def _check_groups(url: str) -> None:
-    """Every run names the group of its own values; each combination has one group."""
+    """Every run names the group of its own values; each combination has one group, and
+    each group is some run's."""
     postgres = not url.startswith("sqlite")
     text = (lambda c: f"{c}::text") if postgres else (lambda c: c)
     own = ", ".join(f"r.{c.strip()}" for c in SHARED.split(",")).replace(
@@ -285,6 +286,12 @@ def _check_groups(url: str) -> None:
         combo = (*mine[:6], json.dumps(json.loads(mine[6]), sort_keys=True))
         ids.setdefault(combo, set()).add(gid)
     assert {k: v for k, v in ids.items() if len(v) > 1} == {}
+    orphans = _sql(
+        url,
+        "SELECT count(*) FROM run_groups g"
+        " WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.group_id = g.id)",
+    )
+    assert orphans == [(0,)]
 
 
 def _again(url: str, corpus: Corpus) -> list[list[str]]:

@@ -349,3 +349,25 @@ def test_sqlite_migration_from_layout_1_keeps_a_teams_objects_through_both_steps
         db.execute("INSERT INTO team_notes VALUES ('after')")
     finally:
         db.close()
+
+
+def test_a_teams_index_on_a_column_layout_2_removes_refuses_the_sqlite_migration(
+    v1_src: Path, tmp_path: Path
+) -> None:
+    """An index on runs.record_form (gone from runs in layout 2) cannot be made again: the
+    opening is refused with one line and the layout-1 store is left as it was."""
+    path = write_jsonl(tmp_path / "runs.jsonl", sweep_bundles()[:2])
+    db_path = tmp_path / "v1.sqlite3"
+    ((filled, _, _),) = run_cli(v1_src, [["ingest", "--db", str(db_path), str(path)]])
+    assert filled == 0
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute("CREATE INDEX team_runs_form ON runs (record_form)")
+    db.close()
+    before = db_path.read_bytes()
+    ((status, _, err),) = run_cli(None, [["history", "--db", str(db_path)]])
+    assert status == 2
+    assert err.count("\n") == 1
+    assert "cannot migrate store layout version 1 to 3 (the store is unchanged)" in err
+    assert "record_form" in err
+    assert db_path.read_bytes() == before

@@ -4,6 +4,7 @@ they share: each run still gets its own status, digests, branch and labels."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -131,9 +132,11 @@ def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: P
     assert rows[names[1]].labels is rows[names[2]].labels
 
 
-def test_a_groups_key_is_its_values_as_compact_json(store: Store, tmp_path: Path) -> None:
-    """run_groups.key as docs/store.md states it: the list of the group's values,
-    compact, the labels' keys sorted."""
+def test_a_groups_key_is_the_digest_of_its_values_as_canonical_json(
+    store: Store, tmp_path: Path
+) -> None:
+    """run_groups.key as docs/store.md states it: "sha256:" and the hex SHA-256 of the
+    list of the group's values as compact JSON, the labels' keys sorted."""
     doc = bundle(template(), 1, 300_000, commit="a" * 40, branch="main")
     doc["run"]["metadata"]["labels"] = {"z": "1", "a": 'é"'}
     assert store.ingest([write_jsonl(tmp_path / "one.jsonl", [doc])]).ok
@@ -144,7 +147,8 @@ def test_a_groups_key_is_its_values_as_compact_json(store: Store, tmp_path: Path
     )
     ((key, status, branch, *digests, labels),) = store._backend.execute(query)
     values = [status, branch, *digests, json.loads(labels)]
-    assert key == json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    text = json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    assert key == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     spec = doc["run"]["spec"]
     assert values[:6] == ["passed", "main", *(spec[f"{k}Digest"] for k in _KINDS)]
 

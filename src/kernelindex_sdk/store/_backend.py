@@ -89,8 +89,9 @@ class Backend:
         """
         raise NotImplementedError
 
-    def group_ids(self, rows: Sequence[Sequence[Any]]) -> dict[str, int]:
-        """Insert the run groups the store lacks; return the id of every one given.
+    def group_ids(self, rows: Sequence[Sequence[Any]]) -> tuple[dict[str, int], set[str]]:
+        """Insert the run groups the store lacks; return the id of every one given and
+        the keys of those this call inserted.
 
         Race-free: a group another writer is inserting is waited for (PostgreSQL), then
         found, as :meth:`insert_new` does.
@@ -99,11 +100,11 @@ class Backend:
             rows: ``(key, *GROUP_COLUMNS)`` of each group (labels as JSON text).
 
         Returns:
-            ``run_groups.id`` by key.
+            ``run_groups.id`` by key; the keys inserted (another writer's are not).
         """
-        self.insert_new("run_groups", "key", ("key", *_layout.GROUP_COLUMNS), rows)
+        made = self.insert_new("run_groups", "key", ("key", *_layout.GROUP_COLUMNS), rows)
         found = self.fetch("run_groups", "key", [row[0] for row in rows], ("id",))
-        return {key: int(value[0]) for key, value in found.items()}
+        return {key: int(value[0]) for key, value in found.items()}, made
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(record_text, source)`` of each stored run among ``names``, by name."""

@@ -158,7 +158,8 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
     if median is None or p20 is None or p80 is None:
         # Most records carry the median in timing and the quantiles as measurements
-        # (validated: each has its metric, statistic, unit and value).
+        # (validated: each has its metric, statistic, unit and value); the first of each
+        # counts, so the walk ends once all three are known.
         for m in spec.get("measurements", ()):
             if m["metric"] != "latency":
                 continue
@@ -171,6 +172,8 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
                     p80 = _ns(m["value"], m["unit"])
             elif statistic == "median" and median is None:
                 median = _ns(m["value"], m["unit"])
+            if median is not None and p20 is not None and p80 is not None:
+                break
     return (
         None if median is None else round(median),
         None if p20 is None else round(p20),

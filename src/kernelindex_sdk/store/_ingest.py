@@ -289,6 +289,17 @@ class _FileIngest:
         # transaction only: a group it inserted is gone if it rolls back.
         self._groups: dict[tuple[Any, ...], int] = {}
         self._label_values: dict[str, Any] = {}
+        # The ids of the groups this file inserted, and of those among them that a run
+        # this file inserted names: no other writer can name one before this file
+        # commits (SQLite has one writer; in PostgreSQL the row is not yet visible, and
+        # another writer inserting the same key waits for this transaction).
+        self._made: set[int] = set()
+        self._used: set[int] = set()
+        # Per file, not per record: whether a document's source is ASCII (then its
+        # stored ``file:line`` needs no escaping), and each commit time's verdict (a
+        # file's runs mostly share one or a few).
+        self._ascii_sources: dict[str, bool] = {}
+        self._commit_times: dict[str, bool] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -326,7 +337,10 @@ class _FileIngest:
         """One valid record into ``batch``, taken apart while its value is at hand."""
         document = result.document
         value = result.value
-        raw, form = _text_of(document, value, given, annotate)
+        if annotate:
+            raw, form = _text_of(document, value, given, annotate)
+        else:
+            raw, form = document.text, "line" if document.json_lines else "document"
         run = value.get("run")
         if run is None and value["kind"] != "BenchmarkRun":
             batch.standalone.append(_Record(document, raw, form, False, value=value))
@@ -336,17 +350,44 @@ class _FileIngest:
         if run is None:
             run = value
         notes = run["metadata"].get("annotations")
-        if notes and provenance.COMMIT_TIME in notes:
-            problem = _commit_time_problem(record, run)
-            if problem is not None:
-                batch.commit_problems.append(problem)
+        if notes:
+            when = notes.get(provenance.COMMIT_TIME)
+            if when is not None and not self._commit_time_ok(when):
+                problem = _commit_time_problem(record, run)
+                if problem is not None:
+                    batch.commit_problems.append(problem)
         _new_objects(value, self._seen, batch.objects)
-        row = _extract.run_columns(run, _stored_source(document.label), self.now)
+        row = _extract.run_columns(run, self._stored_label(document), self.now)
         problem = _latency_range_problem(record, row)
         if problem is not None:
             batch.range_problems.append(problem)
         record.row = row
         batch.runs.append(record)
+
+    def _stored_label(self, document: Document) -> str:
+        """``_stored_source(document.label)``, with the source's escaping asked once a
+        file: a line number is ASCII, so ``file:line`` is ASCII exactly when the file's
+        name is, and then it is stored as it is."""
+        source = document.source
+        ascii_source = self._ascii_sources.get(source)
+        if ascii_source is None:
+            ascii_source = self._ascii_sources[source] = source.isascii()
+        if not ascii_source:
+            return _stored_source(document.label)
+        return f"{source}:{document.line}" if document.json_lines else source
+
+    def _commit_time_ok(self, when: str) -> bool:
+        """Whether a commit time (a string: validated) is in the published form, each
+        distinct text checked once a file; :func:`_commit_time_problem` words the
+        problem of one that is not."""
+        ok = self._commit_times.get(when)
+        if ok is None:
+            try:
+                ok = provenance.normalize_commit_time(when) == when
+            except ArgumentError:
+                ok = False
+            self._commit_times[when] = ok
+        return ok
 
     def _store(self, batch: _Batch) -> None:
         """Store a batch's records, or find the problems that refuse them."""
@@ -446,7 +487,8 @@ class _FileIngest:
             return
         rows = [record.row for record in runs]
         # Each run's row ends with its group's id (runs.group_id).
-        rows = list(map(operator.add, rows, zip(self._group_ids(rows), strict=True)))
+        gids = self._group_ids(rows)
+        rows = list(map(operator.add, rows, zip(gids, strict=True)))
         seqs = self.backend.insert_runs((*_RUN_COLUMNS, "group_id"), rows)
         texts = [
             (seq, record.raw, record.form)
@@ -456,13 +498,43 @@ class _FileIngest:
         self.added += len(texts)
         self.backend.insert_texts(texts)
         if len(texts) == len(runs):
+            if self._made:
+                self._used.update(gids)
             return
+        self._drop_unused(gids, seqs)
         others = [record for seq, record in zip(seqs, runs, strict=True) if seq is None]
         stored = self.backend.stored_runs([record.row[0] for record in others])
         for record in others:
             name = record.row[0]
             text, source = stored[name]
             self._compare(record, name, text, source)
+
+    def _drop_unused(self, gids: Sequence[int], seqs: Sequence[int | None]) -> None:
+        """Delete the groups this file inserted that no run names: those of runs already
+        stored (a run seen again with other provenance keeps its stored values), so that
+        run_groups holds the combinations of stored runs only.
+
+        Args:
+            gids: The group id of each run of the batch.
+            seqs: Each run's ``seq``; None for a run already stored.
+
+        Raises:
+            StoreError: when the store fails.
+        """
+        if not self._made:
+            return
+        self._used.update(gid for gid, seq in zip(gids, seqs, strict=True) if seq is not None)
+        skipped = {gid for gid, seq in zip(gids, seqs, strict=True) if seq is None}
+        spare = sorted(skipped & (self._made - self._used))
+        if not spare:
+            return
+        marks = ", ".join("?" * len(spare))
+        self.backend.execute(f"DELETE FROM run_groups WHERE id IN ({marks})", spare)  # noqa: S608
+        self._made.difference_update(spare)
+        gone = set(spare)
+        # A later run of the same values inserts its group again.
+        for combo in [combo for combo, gid in self._groups.items() if gid in gone]:
+            del self._groups[combo]
 
     def _group_ids(self, rows: list[tuple[Any, ...]]) -> list[int]:
         """The id of each run's group (run_groups), inserting the groups the store lacks.
@@ -480,7 +552,8 @@ class _FileIngest:
         keys = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in fresh}
         # One row a key: another text of the same labels (rare) is the same group.
         rows_of = {key: (key, *combo) for combo, key in reversed(keys.items())}
-        ids = self.backend.group_ids(list(rows_of.values()))
+        ids, made = self.backend.group_ids(list(rows_of.values()))
+        self._made.update(ids[key] for key in made)
         for combo, key in keys.items():
             known[combo] = ids[key]
         return list(map(known.__getitem__, combos))

@@ -8,6 +8,7 @@ that record, is refused.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
@@ -183,16 +184,25 @@ _RUN_COLUMNS_V2: Final = (
 
 
 def group_key(values: Sequence[Any], labels: Any) -> str:
-    """``run_groups.key``: a group's values as one JSON text, equal for equal values.
+    """``run_groups.key``: the SHA-256 of a group's values as one JSON text, equal for
+    equal values.
 
-    A compact JSON array of the :data:`GROUP_COLUMNS` in their order, ``labels`` as an
-    object with its keys sorted (the same labels in another order are one group).
+    The text: a compact JSON array of the :data:`GROUP_COLUMNS` in their order, ``labels``
+    as an object with its keys sorted (the same labels in another order are one group),
+    non-ASCII characters as they are. The key is ``"sha256:"`` and the hex SHA-256 of the
+    text's UTF-8.
 
     Args:
         values: The group's status, branch and four digests, in that order.
         labels: The run's labels as a JSON value (a mapping), not as text.
+
+    Returns:
+        The key, 71 characters whatever the values.
     """
-    return canonical([*values, labels])
+    # A digest, not the text: PostgreSQL's unique btree index takes at most 2704 bytes
+    # an entry, and a run's branch and each label value may be 4096 characters.
+    text = canonical([*values, labels])
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def _statement(dialect: str, head: str) -> str:
@@ -230,6 +240,42 @@ _V2_RUNS: Final = """CREATE TABLE runs_v2 (
 )"""
 
 
+def _sqlite_set_aside(execute: Execute) -> list[str]:
+    """Before SQLite's ``runs`` is built again: set aside what refers to it.
+
+    SQLite's procedure for a change ALTER TABLE cannot make
+    (https://www.sqlite.org/lang_altertable.html#otheralter): remember the statements
+    that made the indexes and triggers on ``runs`` (dropping the old table drops them)
+    and every view and every other trigger (their text may name ``runs``, and renaming
+    the new table checks them all, failing on one that names the dropped table); drop
+    those views and triggers. :func:`_sqlite_restore` makes them all again afterwards.
+
+    Returns:
+        The statements, in the order they were first made.
+    """
+    kept = execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+        " AND (type IN ('view', 'trigger') OR (type = 'index' AND tbl_name = 'runs'))"
+        " ORDER BY rowid"
+    )
+    for kind, name, table, _ in kept:
+        if kind == "view" or (kind == "trigger" and table != "runs"):
+            quoted = name.replace('"', '""')
+            execute(f'DROP {kind.upper()} "{quoted}"')
+    return [sql for *_, sql in kept]
+
+
+def _sqlite_restore(execute: Execute, kept: Sequence[str]) -> None:
+    """Make again, in their order, what :func:`_sqlite_set_aside` set aside.
+
+    Raises:
+        StoreError: (from ``execute``) when one no longer applies, say an index on a
+            column the step removed; the migration then rolls back whole.
+    """
+    for sql in kept:
+        execute(sql)
+
+
 def _v1_to_v2(execute: Execute, dialect: str) -> None:
     """Layout 1 to 2: each run's record text and form move to run_texts, by the run's seq.
 
@@ -239,7 +285,8 @@ def _v1_to_v2(execute: Execute, dialect: str) -> None:
     keeps a team's own indexes, grants and views on runs (their space is reclaimed at the
     table's next rewrite). SQLite (one writer at a time, and no ``DROP COLUMN`` of a
     column with a CHECK) builds the table again without them, its rows copied in their
-    seq; nothing else changes.
+    seq, following SQLite's documented procedure: a team's indexes, triggers and views
+    are made again (:func:`_sqlite_set_aside`); nothing else changes.
     """
     if dialect == "postgresql":
         execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE")
@@ -251,6 +298,7 @@ def _v1_to_v2(execute: Execute, dialect: str) -> None:
     if dialect == "postgresql":
         execute("ALTER TABLE runs DROP COLUMN record_text, DROP COLUMN record_form")
         return
+    kept = _sqlite_set_aside(execute)
     execute(_V2_RUNS.format(**_TYPES[dialect]))
     execute(
         f"INSERT INTO runs_v2 ({_RUN_COLUMNS_V2})"  # noqa: S608 (constant text)
@@ -258,6 +306,7 @@ def _v1_to_v2(execute: Execute, dialect: str) -> None:
     )
     execute("DROP TABLE runs")
     execute("ALTER TABLE runs_v2 RENAME TO runs")
+    _sqlite_restore(execute, kept)
 
 
 # run_groups' columns past its id, in order; the same in runs but the key.
@@ -283,7 +332,10 @@ def _v2_to_v3(execute: Execute, dialect: str) -> None:
     locked first (as in :func:`_v1_to_v2`), the column added, filled and then made
     NOT NULL in place (a team's indexes, grants and views on runs stay). SQLite builds
     runs again with the column, its rows copied in their seq: each run's group found by
-    its exact values (two texts of the same labels are two combinations of one group).
+    its exact values (two texts of the same labels are two combinations of one group);
+    a team's indexes, triggers and views are made again (:func:`_sqlite_set_aside`).
+    Not ``ALTER TABLE ADD COLUMN``: SQLite adds a NOT NULL column only with a non-null
+    default, which would let a writer leave a run without its group unnoticed.
     """
     postgres = dialect == "postgresql"
     if postgres:
@@ -320,6 +372,7 @@ def _v2_to_v3(execute: Execute, dialect: str) -> None:
             f" SELECT {', '.join('?' * len(GROUP_COLUMNS))}, id FROM run_groups WHERE key = ?",
             (*values, text, group_key(values, json.loads(text))),
         )
+    kept = _sqlite_set_aside(execute)
     execute(_runs_statement(dialect).replace("CREATE TABLE runs (", "CREATE TABLE runs_v3 (", 1))
     own = ", ".join(f"r.{column.strip()}" for column in _RUN_COLUMNS_V2.split(","))
     execute(
@@ -330,6 +383,7 @@ def _v2_to_v3(execute: Execute, dialect: str) -> None:
     execute("DROP TABLE kernelindex_v3_groups")
     execute("DROP TABLE runs")
     execute("ALTER TABLE runs_v3 RENAME TO runs")
+    _sqlite_restore(execute, kept)
 
 
 #: Steps from one layout version to the next: ``_MIGRATIONS[n]`` turns version n into

@@ -18,6 +18,7 @@ from .._base.units import NS_PER as _NS_PER
 from ..digest import environment_digest, protocol_digest
 
 __all__ = [
+    "GROUP_COLUMNS",
     "ObjectRow",
     "canonical",
     "json_equal",
@@ -181,6 +182,18 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     )
 
 
+#: The columns of a run that ``run_groups`` (layout 3) holds once per distinct
+#: combination, in the order of ``_layout.group_key``'s list.
+GROUP_COLUMNS: Final = (
+    "status",
+    "branch",
+    "workload_digest",
+    "implementation_digest",
+    "protocol_digest",
+    "environment_digest",
+    "labels",
+)
+
 #: The columns :func:`run_columns` fills, in the order of its values.
 RUN_COLUMNS: Final = (
     "name",
@@ -190,15 +203,8 @@ RUN_COLUMNS: Final = (
     "median_ns",
     "p20_ns",
     "p80_ns",
-    # What run_groups holds (layout 3), together and in its order: a run's group is
-    # one slice of its values.
-    "status",
-    "branch",
-    "workload_digest",
-    "implementation_digest",
-    "protocol_digest",
-    "environment_digest",
-    "labels",
+    # Together and in their order: a run's group (layout 3) is one slice of its values.
+    *GROUP_COLUMNS,
     "annotations",
     "source",
     "ingested_at",

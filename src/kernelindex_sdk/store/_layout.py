@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Protocol
 
-from ._extract import canonical
+from ._extract import GROUP_COLUMNS, canonical
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -43,17 +43,6 @@ TABLES: Final = (
     "run_groups",
     "runs",
     "run_texts",
-)
-#: The columns of a run that ``run_groups`` holds once per distinct combination, in
-#: the order of :func:`group_key`'s list.
-GROUP_COLUMNS: Final = (
-    "status",
-    "branch",
-    "workload_digest",
-    "implementation_digest",
-    "protocol_digest",
-    "environment_digest",
-    "labels",
 )
 
 # {json}: jsonb in PostgreSQL (queried with ->, ->>), text holding JSON in SQLite (json_extract).

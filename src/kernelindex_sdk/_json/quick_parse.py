@@ -143,7 +143,9 @@ def quick_value(  # noqa: PLR0911
         except UnicodeEncodeError:  # a lone surrogate
             return UNPROVEN
     # One-byte searches first: they run at memory speed, two-byte ones several times slower.
-    if b"\\" in raw and b"\\u" in raw:
+    # By find, not ``in``: bytes.__contains__ first tries its operand as an integer (a
+    # byte), and the TypeError it builds and drops costs more than the search.
+    if raw.find(b"\\") != -1 and raw.find(b"\\u") != -1:
         return UNPROVEN
     marks = None
     if max_brackets is not None:
@@ -159,11 +161,15 @@ def quick_value(  # noqa: PLR0911
         return UNPROVEN
     # Whether orjson's writing of what it read proves the strict parse: no float of
     # 1e16 or more, no integral float, and no repeated key (see the module's notes).
-    if (b"+" in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
+    if (written.find(b"+") != -1 and written.find(b"e+") != -1) or _INTEGRAL.search(
+        written
+    ) is not None:
         return UNPROVEN
     # (A text with a line break, indented or ended by one, is no compact writing: JSON
     # strings hold none. Found at memory speed, it spares the search for "e-6".)
-    if written == raw or (b"\n" not in raw and _SIX in written and _spelled_as(written, raw)):
+    if written == raw or (
+        raw.find(b"\n") == -1 and written.find(_SIX) != -1 and _spelled_as(written, raw)
+    ):
         return value
     # Otherwise the colons decide, counted in C (the count of one byte is cheaper than a
     # translation).

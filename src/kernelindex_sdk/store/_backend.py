@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from ..errors import StoreError, StoreLayoutError
 from . import _layout
+from ._sqlite_params import as_bytearrays, values_clause, without_nulls
 from ._url import MEMORY, StoreURL
 
 __all__ = ["Backend", "SQLiteBackend"]
@@ -317,12 +318,14 @@ class SQLiteBackend(Backend):
         # largest: the runs inserted take first, first + 1, ... in the rows' order (a run
         # already stored takes none), with no number built in Python for each.
         first = self._next_seq("runs")
-        marks = ", ".join("?" * len(columns))
-        inserted = self._executemany(
-            f"INSERT INTO runs ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
-            " ON CONFLICT (name) DO NOTHING",
-            rows,
-        )
+        names = ", ".join(columns)
+        inserted = 0
+        for nulls, part in without_nulls(rows):
+            inserted += self._executemany(
+                f"INSERT INTO runs ({names}) VALUES ({values_clause(len(columns), nulls)})"  # noqa: S608
+                " ON CONFLICT (name) DO NOTHING",
+                part,
+            )
         if inserted == len(rows):
             return range(first, first + len(rows))
         found = dict(self.execute("SELECT name, seq FROM runs WHERE seq >= ?", (first,)))
@@ -331,12 +334,13 @@ class SQLiteBackend(Backend):
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
         # A text read as UTF-8 bytes goes in as they are, cast to TEXT (SQLite reads the
         # bytes as its UTF-8): decoding it to str, which sqlite3 encodes back to UTF-8,
-        # took a seventh of a Liger run's ingest.
+        # took a seventh of a Liger run's ingest. As a bytearray, which sqlite3 binds
+        # without its adapter lookup (see _sqlite_params).
         if rows:
             self._executemany(
                 "INSERT INTO run_texts (seq, record_text, record_form)"
                 " VALUES (?, CAST(? AS TEXT), ?)",
-                rows,
+                as_bytearrays(rows),
             )
 
     def close(self) -> None:

@@ -1,0 +1,110 @@
+"""SQLite rows bound without sqlite3's adaptation: None as a NULL literal of the statement,
+texts as bytearrays. The rows must go in as given, in their order, whatever their None
+values' pattern."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _records import bundle
+
+from kernelindex_sdk import dumps, provenance
+from kernelindex_sdk.store import open_store
+from kernelindex_sdk.store._sqlite_params import as_bytearrays, values_clause, without_nulls
+
+
+def _insert_all(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows as a table gives them back after going in through :func:`without_nulls`."""
+    db = sqlite3.connect(":memory:")
+    width = len(rows[0])
+    names = [f"c{i}" for i in range(width)]
+    db.execute(f"CREATE TABLE t (n INTEGER PRIMARY KEY, {', '.join(names)})")
+    count = 0
+    for nulls, part in without_nulls(rows):
+        if nulls:
+            assert all(None not in row for row in part)
+            assert all(len(row) == width - len(nulls) for row in part)
+        cursor = db.executemany(
+            f"INSERT INTO t ({', '.join(names)}) VALUES ({values_clause(width, nulls)})",  # noqa: S608
+            part,
+        )
+        count += cursor.rowcount
+    assert count == len(rows)
+    return db.execute(f"SELECT {', '.join(names)} FROM t ORDER BY n").fetchall()  # noqa: S608
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rows_of_any_none_pattern_go_in_unchanged_and_in_order(seed: int) -> None:
+    rng = random.Random(seed)  # noqa: S311 (test data)
+    width = rng.randint(1, 6)
+    # A few patterns in long stretches, or a new one at almost every row.
+    stretch = rng.choice([1, 2, 40])
+    rows = []
+    for _ in range(rng.randint(1, 200)):
+        if not rows or rng.random() < 1 / stretch:
+            pattern = [rng.random() < 0.4 for _ in range(width)]
+        rows.append(tuple(None if none else rng.choice([1, 2.5, "x", ""]) for none in pattern))
+    assert _insert_all(rows) == rows
+
+
+def test_every_value_none_and_none_at_all() -> None:
+    assert _insert_all([(None, None)] * 3) == [(None, None)] * 3
+    assert without_nulls([(1, "a"), (2, "b")]) == [(frozenset(), [(1, "a"), (2, "b")])]
+    assert without_nulls([]) == []
+
+
+def test_a_single_kept_value_is_still_a_row() -> None:
+    assert without_nulls([(None, 7), (None, 8)]) == [(frozenset({0}), [(7,), (8,)])]
+
+
+def test_patterns_that_alternate_at_every_row_keep_their_nones_in_one_part() -> None:
+    rows = [(None, 1) if i % 2 else (1, None) for i in range(64)]
+    assert without_nulls(rows) == [(frozenset(), rows)]
+    assert _insert_all(rows) == rows
+
+
+def test_consecutive_parts_keep_the_rows_order() -> None:
+    rows = [(1, None)] * 20 + [(None, 2)] * 20 + [(3, None)] * 20
+    parts = without_nulls(rows)
+    assert [nulls for nulls, _ in parts] == [frozenset({1}), frozenset({0}), frozenset({1})]
+    assert list(itertools.chain.from_iterable(part for _, part in parts)) == (
+        [(1,)] * 20 + [(2,)] * 20 + [(3,)] * 20
+    )
+
+
+def test_texts_as_bytes_become_bytearrays_and_str_stays() -> None:
+    rows = [(1, b"{}", "line"), (2, "{}", "document")]
+    assert as_bytearrays(rows) == [(1, bytearray(b"{}"), "line"), (2, "{}", "document")]
+    assert type(as_bytearrays(rows)[0][1]) is bytearray
+
+
+def test_runs_with_and_without_provenance_in_one_file_keep_their_nulls(tmp_path: Path) -> None:
+    """A file whose runs alternate between carrying a commit and not: each run's columns
+    as it gave them, NULL where it gave none."""
+    docs = []
+    for i in range(40):
+        doc = bundle()
+        doc["run"]["metadata"]["name"] = f"run-{i:02d}"
+        if i % 3 == 0:
+            provenance.annotate(doc, provenance.Provenance(commit=f"{i:040x}", branch="main"))
+        docs.append(doc)
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(dumps(d, indent=None) + "\n" for d in docs), encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    with open_store(url) as store:
+        assert store.ingest([path]).added == 40
+    db = sqlite3.connect(tmp_path / "s.sqlite3")
+    rows = db.execute(
+        "SELECT r.name, r.commit_id, r.branch, typeof(t.record_text), t.record_text"
+        " FROM runs r JOIN run_texts t ON t.seq = r.seq ORDER BY r.seq"
+    ).fetchall()
+    assert [row[0] for row in rows] == [f"run-{i:02d}" for i in range(40)]
+    for i, (_, commit, branch, kind, text) in enumerate(rows):
+        assert (commit, branch) == ((f"{i:040x}", "main") if i % 3 == 0 else (None, None))
+        assert kind == "text"
+        assert text == dumps(docs[i], indent=None)

@@ -35,10 +35,10 @@ import os, sys, tempfile
 from pathlib import Path
 from kernelindex_sdk.store import open_store
 path, times = sys.argv[1], int(sys.argv[2])
-folder = Path(tempfile.mkdtemp())
 found = []
+# Each store removed after its figures: a harness store is about 170 MB.
 for i in range(times):
-    with open_store(folder / f"s{i}.sqlite3") as store:
+    with tempfile.TemporaryDirectory() as folder, open_store(Path(folder) / "s.sqlite3") as store:
         a = os.times(); new = store.ingest([path]); b = os.times()
         again = store.ingest([path]); c = os.times()
     assert new.ok and again.identical == new.added > 0, (new, again)

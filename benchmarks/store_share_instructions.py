@@ -39,14 +39,13 @@ from store_ingest import make_file
 ROOT = Path(__file__).resolve().parent.parent
 
 _SHARE = """
-import gc, sys, tempfile
+import gc, sys
 from kernelindex_sdk.documents import check_documents
 from kernelindex_sdk.provenance import Provenance
 from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store._ingest import _FileIngest
-path, k = sys.argv[1], int(sys.argv[2])
+path, k, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 validated = list(check_documents([path], quick=True))
-folder = tempfile.mkdtemp()
 # No collection anywhere after the reading (ingest runs without one): a collection that
 # fell in one of the two runs and not the other would count its walk of every record.
 gc.collect()
@@ -62,10 +61,9 @@ for i in range(k):
 
 
 _WHOLE = """
-import sys, tempfile
+import sys
 from kernelindex_sdk.store import open_store
-path, k = sys.argv[1], int(sys.argv[2])
-folder = tempfile.mkdtemp()
+path, k, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for i in range(k):
     with open_store(f"sqlite:///{folder}/s{i}.sqlite3") as store:
         assert store.ingest([path]).added > 0
@@ -74,24 +72,27 @@ for i in range(k):
 
 def _instructions(src: Path, path: Path, k: int, script: str = _SHARE) -> int:
     # valgrind from PATH on our own interpreter and code: S603/S607 do not apply.
-    done = subprocess.run(  # noqa: S603
-        [  # noqa: S607
-            "valgrind",
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            script,
-            str(path),
-            str(k),
-        ],
-        capture_output=True,
-        text=True,
-        # A fixed hash seed: the same dictionaries' layouts in both runs.
-        env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
-        check=True,
-    )
+    # The child's stores go in a folder removed after it (a harness store is ~17 MB).
+    with tempfile.TemporaryDirectory(prefix="store-share-") as folder:
+        done = subprocess.run(  # noqa: S603
+            [  # noqa: S607
+                "valgrind",
+                "--tool=cachegrind",
+                "--cache-sim=no",
+                "--cachegrind-out-file=/dev/null",
+                sys.executable,
+                "-c",
+                script,
+                str(path),
+                str(k),
+                folder,
+            ],
+            capture_output=True,
+            text=True,
+            # A fixed hash seed: the same dictionaries' layouts in both runs.
+            env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
+            check=True,
+        )
     found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
     if found is None:
         raise SystemExit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")

@@ -71,17 +71,18 @@ _RESPELLED: dict[bytes, bytes] = {}
 _MAX_RESPELLED: Final = 256
 
 
-def _spelled_as(written: bytes, raw: bytes) -> bool:
+def _spelled_as(written: bytes, raw: bytes, at: int) -> bool:
     """Whether ``raw`` is ``written`` with some of the numbers orjson wrote with the
     exponent -6 (``de-6``) spelled as the published form does (``0.00000d``).
 
-    Compared piece by piece as the numbers are found: once the rest of ``raw`` is the
-    rest of ``written``, nothing more is searched. A ``de-6`` that is no whole number
-    (text in a string) is not spelled otherwise, and cannot make the two equal.
+    ``at`` is where ``written`` first holds ``e-6`` (the caller found it: a search of
+    the whole text, not made twice). Compared piece by piece as the numbers are found:
+    once the rest of ``raw`` is the rest of ``written``, nothing more is searched. A
+    ``de-6`` that is no whole number (text in a string) is not spelled otherwise, and
+    cannot make the two equal.
     """
     last = 0  # where the rest of written starts
     here = 0  # where the rest of raw starts
-    at = written.find(_SIX)
     while at != -1:
         end = at + 3
         if written[end : end + 1] in _AFTER_NUMBER:
@@ -165,12 +166,14 @@ def quick_value(  # noqa: PLR0911
         written
     ) is not None:
         return UNPROVEN
+    if written == raw:
+        return value
     # (A text with a line break, indented or ended by one, is no compact writing: JSON
     # strings hold none. Found at memory speed, it spares the search for "e-6".)
-    if written == raw or (
-        raw.find(b"\n") == -1 and written.find(_SIX) != -1 and _spelled_as(written, raw)
-    ):
-        return value
+    if raw.find(b"\n") == -1:
+        at = written.find(_SIX)
+        if at != -1 and _spelled_as(written, raw, at):
+            return value
     # Otherwise the colons decide, counted in C (the count of one byte is cheaper than a
     # translation).
     colons = raw.count(b":") if marks is None else marks.count(b":")

@@ -196,9 +196,7 @@ def quick_value(  # noqa: PLR0911
         return UNPROVEN
     # Whether orjson's writing of what it read proves the strict parse: no float of
     # 1e16 or more, no integral float, and no repeated key (see the module's notes).
-    if (_PLUS in written and written.find(b"e+") != -1) or _INTEGRAL.search(
-        written
-    ) is not None:
+    if (_PLUS in written and written.find(b"e+") != -1) or _INTEGRAL.search(written) is not None:
         return UNPROVEN
     if written == raw:
         return value

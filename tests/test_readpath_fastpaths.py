@@ -70,7 +70,22 @@ def _spelled_as_from_the_start(written: bytes, raw: bytes) -> bool:
 
 # Numbers orjson writes with the exponent -6, and others; strings that look like them.
 _SIXES = st.sampled_from([1e-6, 2.5e-6, -9.999999999999999e-6, 3e-6, 1.5e-5, 0.5, 7, -2])
-_TRICKY = st.sampled_from(["e-6", "1e-6", "x:1e-6,", "0.000001", "[2e-6]", "a,3e-6}", ":"])
+_TRICKY = st.sampled_from(
+    [
+        "e-6",
+        "1e-6",
+        "x:1e-6,",
+        "0.000001",
+        "[2e-6]",
+        "a,3e-6}",
+        ":",
+        # Runs of number bytes longer than orjson's numbers, or reaching the text's start.
+        "1.000000000000000000000000000001e-6,",
+        ":1.000000000000000000000000000001e-6]",
+        "x" * 30 + "1e-6,",
+        "-" * 30 + ",1e-6}",
+    ]
+)
 _LEAVES = _SIXES | _TRICKY | st.text(alphabet="e-6,:[]{}0.1", max_size=8)
 _VALUES = st.recursive(
     _LEAVES,
@@ -264,3 +279,31 @@ def test_a_line_is_blank_exactly_when_it_strips_to_nothing(
         if not _jsontext.is_blank(line)
     ]
     assert read == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"atol":1e-6,"b":[2.5e-6,-9.999999999999999e-6]}',
+        b'["x' + b"1" * 40 + b'e-6",1e-6]',
+        b'{"a":"' + b"-" * 30 + b'1e-6,","c":"q1e-6"}',
+        b"1e-6",
+        b"[1e-6]",
+        b'{"a:b,c[d":"x1e-6,","e":"0.1e-6]"}',
+        b'{"k":"::::::::::::::::::::::::::::::1.5e-6,"}',
+    ],
+)
+def test_a_numbers_start_is_the_last_separator_before_it(text: bytes) -> None:
+    """_number_start answers as the three searches back from ``last`` it stands in for."""
+    for found in re.finditer(rb"e-6", text):
+        at = found.start()
+        for last in range(at + 1):
+            expected = (
+                max(
+                    text.rfind(b":", last, at),
+                    text.rfind(b",", last, at),
+                    text.rfind(b"[", last, at),
+                )
+                + 1
+            )
+            assert quick_parse._number_start(text, last, at) == expected, (text, last, at)

@@ -334,7 +334,8 @@ class BundleReader:
                 data = data.encode("utf-8")
             except UnicodeEncodeError:
                 return None
-        if not data.startswith(_RUN_HEAD):
+        # (A slice compared: bytes.startswith parses its arguments from a format string.)
+        if data[:_RUN_START] != _RUN_HEAD:
             return None
         # _kept_tail's common answer first: the tail of the line before.
         kept = self._raw_last

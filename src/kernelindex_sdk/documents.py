@@ -227,12 +227,13 @@ def _lines(
         if not _jsontext.is_blank(line):
             yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
         number += 1
-    # The loop of every line of a file: _read_line and is_blank written out.
+    # The loop of every line of a file: _read_line and is_blank written out. A line whose
+    # first byte is no whitespace is not blank, known without stripping (a copy of it).
     readline = stream.readline
     while line := readline(MAX_DOCUMENT_BYTES + 1):
         if len(line) > MAX_DOCUMENT_BYTES:
             raise _too_large(f"{source}:{number}")
-        if line.strip(_JSON_WHITESPACE):
+        if line[0] not in _JSON_WHITESPACE or line.strip(_JSON_WHITESPACE):
             yield Document(source, number, line.rstrip(b"\n"), True)
         number += 1
 
@@ -364,8 +365,9 @@ def check_documents(
             where = f"{shown}:{document.line}" if document.json_lines else shown
             admitted = rules.admit(value, where).problems
             if not admitted:
-                # The common record: nothing more to place.
-                yield DocumentResult(document=document, problems=(), value=value)
+                # The common record: nothing more to place (arguments by position: the
+                # cheaper call).
+                yield DocumentResult(document, (), value)
                 continue
             # Valid JSON text (the quick reader read it): the problems get their places.
             located = _jsontext.located(admitted, document.text)

@@ -58,42 +58,45 @@ _UNMARKED: Final = bytes(c for c in range(256) if c not in b":[{")
 # How orjson ends an integral float below 1e16 (2.0 -> "2.0"), before what may follow a
 # number in its compact text; larger ones it writes with "e+".
 _INTEGRAL: Final = re.compile(rb"\.0(?:[,\]}]|\Z)")
-# What may follow a number in orjson's compact text ("" at the end).
-_AFTER_NUMBER: Final = (b",", b"]", b"}", b"")
+# Bytes searched for by ``in`` (as integers: memchr, with no method call).
+_BACKSLASH: Final = ord("\\")
+_PLUS: Final = ord("+")
+_NEWLINE: Final = ord("\n")
+# What may follow a number in orjson's compact text (or its end).
+_AFTER_BYTES: Final = b",]}"
 # orjson writes a float of exponent -6 as "1e-6", the one form in which it spells a
 # finite non-integral number otherwise than the published form ("0.000001";
 # tests/test_quick_parse.py compares the two).
 _SIX: Final = b"e-6"
 # Such a number, whole.
 _SIX_NUMBER: Final = re.compile(rb"-?[1-9](?:\.[0-9]+)?e-6")
+# How far before its "e-6" the start of such a number is looked for first: orjson
+# writes one in at most 21 bytes ("-9.999999999999999e-6"). Bytes that a number of it
+# may hold, and those that may come before one in its compact text.
+_SIX_REACH: Final = 24
+_NUMBER_BYTES: Final = b"-.0123456789"
+_BEFORE_NUMBER: Final = b":,["
 # Such numbers as the published form spells them, by orjson's spelling (a few per input).
 _RESPELLED: dict[bytes, bytes] = {}
 _MAX_RESPELLED: Final = 256
 
 
-def _spelled_as(written: bytes, raw: bytes) -> bool:
+def _spelled_as(written: bytes, raw: bytes, at: int) -> bool:
     """Whether ``raw`` is ``written`` with some of the numbers orjson wrote with the
     exponent -6 (``de-6``) spelled as the published form does (``0.00000d``).
 
-    Compared piece by piece as the numbers are found: once the rest of ``raw`` is the
-    rest of ``written``, nothing more is searched. A ``de-6`` that is no whole number
-    (text in a string) is not spelled otherwise, and cannot make the two equal.
+    ``at`` is where ``written`` first holds ``e-6`` (the caller found it: a search of
+    the whole text, not made twice). Compared piece by piece as the numbers are found:
+    once the rest of ``raw`` is the rest of ``written``, nothing more is searched. A
+    ``de-6`` that is no whole number (text in a string) is not spelled otherwise, and
+    cannot make the two equal.
     """
     last = 0  # where the rest of written starts
     here = 0  # where the rest of raw starts
-    at = written.find(_SIX)
     while at != -1:
         end = at + 3
-        if written[end : end + 1] in _AFTER_NUMBER:
-            # The number starts after the separator before it (it holds none of these).
-            start = (
-                max(
-                    written.rfind(b":", last, at),
-                    written.rfind(b",", last, at),
-                    written.rfind(b"[", last, at),
-                )
-                + 1
-            )
+        if end == len(written) or written[end] in _AFTER_BYTES:
+            start = _number_start(written, last, at)
             token = written[start:end]
             spelled = _RESPELLED.get(token)
             if spelled is None and start > 0 and _SIX_NUMBER.fullmatch(token) is not None:
@@ -102,17 +105,48 @@ def _spelled_as(written: bytes, raw: bytes) -> bool:
                     _RESPELLED.clear()
                 _RESPELLED[token] = spelled
             if spelled is not None:
-                before = written[last:start]
-                if not raw.startswith(before, here) or not raw.startswith(
-                    spelled, here + len(before)
+                # (A slice compared costs less than a method call: bytes.startswith
+                # parses its arguments from a format string.)
+                after = here + start - last
+                if (
+                    not raw.startswith(written[last:start], here)
+                    or raw[after : after + len(spelled)] != spelled
                 ):
                     return False
-                here += len(before) + len(spelled)
+                here = after + len(spelled)
                 last = end
                 if len(raw) - here == len(written) - last and raw.endswith(written[last:]):
                     return True
         at = written.find(_SIX, end)
     return raw[here:] == written[last:]
+
+
+def _number_start(written: bytes, last: int, at: int) -> int:
+    """Where the token that ends in the ``e-6`` at ``at`` starts: after the last ``:``,
+    ``,`` or ``[`` from ``last`` on (0 where there is none), as a number of orjson's holds
+    none of them.
+
+    Found in one strip of the few bytes before ``at`` (three searches back cost three
+    method calls and a scan byte by byte): where the byte before their run of number
+    bytes is such a separator, it is the last one, as no number byte is one. Otherwise
+    (another byte, or a run reaching back past ``last`` or the reach) the separators
+    are searched for.
+    """
+    near = at - _SIX_REACH
+    if near > last:
+        kept = written[near:at].rstrip(_NUMBER_BYTES)
+        if kept:
+            before = near + len(kept) - 1
+            if written[before] in _BEFORE_NUMBER:
+                return before + 1
+    return (
+        max(
+            written.rfind(b":", last, at),
+            written.rfind(b",", last, at),
+            written.rfind(b"[", last, at),
+        )
+        + 1
+    )
 
 
 # One pass with nothing called that need not be: each call costs as much as a check.
@@ -143,9 +177,10 @@ def quick_value(  # noqa: PLR0911
         except UnicodeEncodeError:  # a lone surrogate
             return UNPROVEN
     # One-byte searches first: they run at memory speed, two-byte ones several times slower.
-    # By find, not ``in``: bytes.__contains__ first tries its operand as an integer (a
-    # byte), and the TypeError it builds and drops costs more than the search.
-    if raw.find(b"\\") != -1 and raw.find(b"\\u") != -1:
+    # A byte by ``in`` as an integer (memchr, no call), the others by find, not ``in``:
+    # bytes.__contains__ first tries its operand as an integer, and the TypeError it
+    # builds and drops costs more than the search.
+    if _BACKSLASH in raw and raw.find(b"\\u") != -1:
         return UNPROVEN
     marks = None
     if max_brackets is not None:
@@ -161,16 +196,16 @@ def quick_value(  # noqa: PLR0911
         return UNPROVEN
     # Whether orjson's writing of what it read proves the strict parse: no float of
     # 1e16 or more, no integral float, and no repeated key (see the module's notes).
-    if (written.find(b"+") != -1 and written.find(b"e+") != -1) or _INTEGRAL.search(
-        written
-    ) is not None:
+    if (_PLUS in written and written.find(b"e+") != -1) or _INTEGRAL.search(written) is not None:
         return UNPROVEN
+    if written == raw:
+        return value
     # (A text with a line break, indented or ended by one, is no compact writing: JSON
     # strings hold none. Found at memory speed, it spares the search for "e-6".)
-    if written == raw or (
-        raw.find(b"\n") == -1 and written.find(_SIX) != -1 and _spelled_as(written, raw)
-    ):
-        return value
+    if _NEWLINE not in raw:
+        at = written.find(_SIX)
+        if at != -1 and _spelled_as(written, raw, at):
+            return value
     # Otherwise the colons decide, counted in C (the count of one byte is cheaper than a
     # translation).
     colons = raw.count(b":") if marks is None else marks.count(b":")

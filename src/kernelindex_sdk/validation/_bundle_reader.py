@@ -120,9 +120,11 @@ class _Tail:
     these members as a mapping and the protocol among them, when a run before them makes
     a valid bundle's shell (a verdict of the keys and of the values other than the run's
     alone); None when it does not.
+    ``run_brackets`` is what :func:`quick_value` is given to bound a run's brackets
+    before this tail, made with ``after_run`` (it depends on the tail alone).
     """
 
-    __slots__ = ("after_run", "brackets", "judged", "members", "surrogate")
+    __slots__ = ("after_run", "brackets", "judged", "members", "run_brackets", "surrogate")
 
     def __init__(self, members: list[tuple[str, Any]], surrogate: bool, brackets: int) -> None:
         self.members = members
@@ -130,6 +132,7 @@ class _Tail:
         self.brackets = brackets
         self.judged = False
         self.after_run: tuple[dict[str, Any], Any] | None = None
+        self.run_brackets: int | None = None
 
 
 class BundleReader:
@@ -317,7 +320,8 @@ class BundleReader:
         tail = self._raw_tails.get(rest)
         return None if tail is None else (rest, tail)
 
-    def _quick_read(self, data: str | bytes) -> dict[str, Any] | None:
+    # Once per record, its steps written out: each call costs as much as a check.
+    def _quick_read(self, data: str | bytes) -> dict[str, Any] | None:  # noqa: PLR0911
         """:meth:`read` of a bundle that ends with a kept tail, its run read by
         ``quick_value``; ``None`` to read it member by member.
 
@@ -330,28 +334,22 @@ class BundleReader:
                 data = data.encode("utf-8")
             except UnicodeEncodeError:
                 return None
-        kept = self._kept_tail(data) if data.startswith(_RUN_HEAD) else None
-        if kept is None:
+        # (A slice compared: bytes.startswith parses its arguments from a format string.)
+        if data[:_RUN_START] != _RUN_HEAD:
             return None
+        # _kept_tail's common answer first: the tail of the line before.
+        kept = self._raw_last
+        if kept is None or not data.endswith(kept[0]):
+            kept = self._kept_tail(data)
+            if kept is None:
+                return None
         rest, tail = kept
         if not tail.judged:
-            tail.after_run = self._after_run(tail)
-            tail.judged = True
+            self._judge(tail)
         after = tail.after_run
         if after is None or tail.surrogate:
             return None
-        # As _members below, the brackets of the whole text bound its depth: the run's
-        # may be as many as the tail and the opening brace leave. Or, where the schema
-        # bounds a valid run's nesting so that the whole text (the bundle's brace, the
-        # run beside the tail's members) stays within MAX_DEPTH, none are counted: a run
-        # the schema refuses goes to the full check below.
-        nesting = self._run_nesting
-        brackets = (
-            None
-            if nesting is not None and 1 + nesting + tail.brackets <= MAX_DEPTH
-            else MAX_DEPTH - 1 - tail.brackets
-        )
-        run = quick_value(data[_RUN_START : len(data) - len(rest)], brackets)
+        run = quick_value(data[_RUN_START : len(data) - len(rest)], tail.run_brackets)
         # As _valid_member: what jsonschema-rs cannot take is not valid.
         try:
             valid = run is not UNPROVEN and self._run_validator.is_valid(run)
@@ -362,7 +360,26 @@ class BundleReader:
         self._raw_last = kept
         members, protocol = after
         doc = {"run": run, **members}
+        # _semantic_passes, its quick pass written out: once per record.
+        if _quick_checks.passes(run, protocol):
+            return doc
         return doc if self._semantic_passes(doc, run, protocol) else None
+
+    def _judge(self, tail: _Tail) -> None:
+        """Make what the quick path needs of ``tail`` (see :class:`_Tail`), once."""
+        tail.after_run = self._after_run(tail)
+        # As _members below, the brackets of the whole text bound its depth: the run's
+        # may be as many as the tail and the opening brace leave. Or, where the schema
+        # bounds a valid run's nesting so that the whole text (the bundle's brace, the
+        # run beside the tail's members) stays within MAX_DEPTH, none are counted: a run
+        # the schema refuses goes to the full check below.
+        nesting = self._run_nesting
+        tail.run_brackets = (
+            None
+            if nesting is not None and 1 + nesting + tail.brackets <= MAX_DEPTH
+            else MAX_DEPTH - 1 - tail.brackets
+        )
+        tail.judged = True
 
     def _after_run(self, tail: _Tail) -> tuple[dict[str, Any], Any] | None:
         """``tail.after_run`` (see :class:`_Tail`): the bundle a run and these members make

@@ -133,9 +133,11 @@ def passes(  # noqa: PLR0911, PLR0912, PLR0915
             ranked.append((rank, value))
     # The metric other than latency being read, its unit, number type and values; the
     # metrics read before it.
-    group = group_unit = group_kind = None
-    items: list[tuple[int, Any]] = []
-    done: list[str] | None = None
+    group = group_unit = group_kind = group_value = None
+    group_rank = 0
+    # The values of the metric being read, once it has a second; the metrics before it.
+    items: list[tuple[int, Any]] | None = None
+    done: set[str] | None = None
     for m in spec.get("measurements", ()):
         metric, statistic, value = m["metric"], m["statistic"], m["value"]
         # The common statistics by comparison: a dictionary would first hash the
@@ -172,28 +174,30 @@ def passes(  # noqa: PLR0911, PLR0912, PLR0915
             # the exact values' order (see _plain_values).
             if unit != group_unit or kind is not group_kind:
                 return _general(spec, latency, untimed)
-            items.append((rank, value))
+            if items is None:
+                items = [(group_rank, group_value), (rank, value)]
+            else:
+                items.append((rank, value))
             continue
         if dimension != _METRIC_DIMENSION.get(metric, dimension) or (
             untimed and dimension == "time"
         ):
             return _general(spec, latency, untimed)
         if group is not None:
-            if len(items) > 1 and not _rising(items):
-                return _general(spec, latency, untimed)
+            if items is not None:
+                if not _rising(items):
+                    return _general(spec, latency, untimed)
+                items = None
             if done is None:
-                done = [group]
+                done = {group}
             else:
-                done.append(group)
-        group, group_unit, group_kind, items = metric, unit, kind, [(rank, value)]
-    if group is not None:
-        if len(items) > 1 and not _rising(items):
-            return _general(spec, latency, untimed)
-        if done is not None:
-            # A metric met again after another: its values were checked apart.
-            done.append(group)
-            if len(set(done)) != len(done):
+                done.add(group)
+            # A metric met again after another: its values are not side by side.
+            if metric in done:
                 return _general(spec, latency, untimed)
+        group, group_unit, group_kind, group_rank, group_value = metric, unit, kind, rank, value
+    if items is not None and not _rising(items):
+        return _general(spec, latency, untimed)
     if len(ranked) > 1 and not _rising(ranked):
         return _general(spec, latency, untimed)
     return True

@@ -87,7 +87,8 @@ def passes(  # noqa: PLR0911, PLR0912, PLR0915
     Returns:
         True only where the table would report nothing.
     """
-    # One body, no helper called on the common path: a call costs as much as a check.
+    # One body, calling only _rising (for a metric's several values) on the common path:
+    # a call costs as much as a check.
     checks = _semantic.CHECKS
     # The taught table as imported is the same object: compared item by item only once
     # replaced.

@@ -145,12 +145,41 @@ def test_a_new_check_turns_the_pass_off(
     assert not _quick_checks.passes(example["run"], example["protocol"])
 
 
-def test_dates_checked_once_are_kept_within_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_quick_checks, "_DATES", {})
-    for day in range(1, 29):
-        assert _quick_checks._instant(f"2026-02-{day:02}T12:00:00.000Z")
-    assert not _quick_checks._instant("2026-02-29T12:00:00.000Z")
-    assert len(_quick_checks._DATES) == 29
+def test_instants_are_those_of_the_calendar() -> None:
+    """The one regular expression accepts exactly the instants datetime() does: every
+    year's edge days (29 February decides the leap years, 0000 is no year), every month
+    and day (in range or not) of each kind of year, and the time of day's edges."""
+    edges = ["01-01", "01-31", "01-32", "02-28", "02-29", "02-30", "04-30", "04-31"]
+    edges += ["00-01", "12-31", "13-01", "01-00", "12-32", "11-30", "11-31", "09-31"]
+    texts = [f"{year:04}-{day}T00:00:00.000Z" for year in range(10000) for day in edges]
+    kinds = [0, 1, 4, 100, 200, 400, 1600, 1700, 1900, 2000, 2023, 2024, 2100, 9996, 9999]
+    texts += [
+        f"{year:04}-{month:02}-{day:02}T12:30:30.500Z"
+        for year in kinds
+        for month in range(20)
+        for day in range(40)
+    ]
+    texts += [
+        f"2024-02-29T{hour:02}:{minute:02}:{second:02}.000Z"
+        for hour in range(30)
+        for minute in (0, 59, 60, 99)
+        for second in (0, 59, 60, 99)
+    ]
+    texts += ["2024-02-29T12:00:00.000z", "2024-02-29 12:00:00.000Z", "2024-02-29T12:00:00Z"]
+    texts += [
+        "12024-02-29T12:00:00.000Z",
+        "2024-2-29T12:00:00.000Z",
+        "\uff12024-02-29T12:00:00.000Z",
+    ]
+    texts += ["2024-02-29T12:00:00.000Z\n", "2024-02-29T12:00:00.0000Z", ""]
+    accepted = 0
+    for text in texts:
+        expected = _semantic._is_instant(text)
+        assert _quick_checks._instant(text) is expected, text
+        accepted += expected
+    # Not vacuous: both answers, and every leap year of 0001-9999 among the accepted.
+    assert accepted > 10000 * 8 // 2
+    assert len(texts) - accepted > 10000 * 4
 
 
 def _bundle(spec: dict[str, Any], protocol: dict[str, Any] | None) -> dict[str, Any]:

@@ -43,54 +43,171 @@ _COVERED: Final = (
 )
 # The table as imported, when it is the one taught here (else None).
 _IMPORTED: Final = _semantic.CHECKS if _semantic.CHECKS == _COVERED else None
-# observedAt with the time of day in range (hour < 24, minute and second < 60), as
-# datetime() requires: only the date then needs the calendar.
-_INSTANT: Final = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+# Years of the proleptic Gregorian calendar with a 29 February: the multiples of 4 but
+# not of 100 (the last two digits a multiple of 4 other than 00), and the multiples of
+# 400 (a century a multiple of 4, other than 00: there is no year 0).
+_LEAP_YEAR: Final = (
+    r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
 )
-# Dates already checked against the calendar; emptied when full.
-_DATES: dict[str, bool] = {}
-_MAX_DATES: Final = 4096
+# observedAt on a real date from year 0001 and with the time of day in range (hour < 24,
+# minute and second < 60): what datetime() accepts, in one match, with no date cache to
+# slice, hash and look up (tests/test_quick_checks.py holds it to _semantic._is_instant
+# on every year's edge days and every month and day of the kinds of year).
+_INSTANT: Final = re.compile(
+    r"(?:(?!0000)[0-9]{4}-"
+    r"(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+    r"|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+    rf"|{_LEAP_YEAR}-02-29)"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
+)
 _NOT_RANKED: Final = len(_ORDER)
+_INSTANT_MATCH: Final = _INSTANT.fullmatch
+_P20: Final = _ORDER["p20"]
+_P80: Final = _ORDER["p80"]
+_MEDIAN: Final = _ORDER["median"]
+_isfinite: Final = math.isfinite
 
 
 def _instant(text: str) -> bool:
-    """``_semantic._is_instant(text)``, with each date's calendar check done once."""
-    if _INSTANT.fullmatch(text) is None:
-        return False
-    date = text[:10]
-    known = _DATES.get(date)
-    if known is None:
-        known = _semantic._is_instant(date + "T00:00:00.000Z")
-        if len(_DATES) >= _MAX_DATES:
-            _DATES.clear()
-        _DATES[date] = known
-    return known
+    """``_semantic._is_instant(text)``."""
+    return _INSTANT_MATCH(text) is not None
 
 
-def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
+def passes(  # noqa: PLR0911, PLR0912, PLR0915
+    run: dict[str, Any], protocol: dict[str, Any] | None
+) -> bool:
     """Whether no check of :data:`_semantic.CHECKS` reports a problem for a schema-valid
     run (and the protocol its input carries); False also where it cannot tell quickly.
 
     Args:
         run: The run document (schema-valid).
         protocol: The protocol document of the same input, or None.
+
+    Returns:
+        True only where the table would report nothing.
     """
+    # One body, calling only _rising (for a metric's several values) on the common path:
+    # a call costs as much as a check.
     checks = _semantic.CHECKS
     # The taught table as imported is the same object: compared item by item only once
     # replaced.
     if checks is not _IMPORTED and checks != _COVERED:
         return False
     spec = run["spec"]
-    # A failed run's rules, and a protocol that timed nothing, are left to the table.
-    if spec["status"] == "failed" or not _instant(spec["observedAt"]):
+    # A failed run's rules are left to the table.
+    if spec["status"] == "failed":
         return False
+    # check_observed_at, as _instant.
+    if _INSTANT_MATCH(spec["observedAt"]) is None:
+        return False
+    # check_protocol_timer, check_min_samples and check_primary_statistic.
     timing = spec.get("timing")
-    if not _timing_agrees(timing, protocol):
-        return False
-    # check_protocol_timer: a protocol that timed nothing allows no duration either.
-    untimed = protocol is not None and protocol["spec"]["measurement"]["timer"] == "not_applicable"
-    latency = _NO_LATENCY if timing is None else timing["latencyNs"]
+    untimed = False
+    if protocol is not None:
+        method = protocol["spec"]["measurement"]
+        if method["timer"] == "not_applicable":
+            # Nothing was timed (Liger's memory rows): fine only without a timing, and
+            # (below) without a duration.
+            if timing is not None:
+                return False
+            untimed = True
+        elif timing is not None:
+            least, samples = method.get("minSamples"), timing.get("samples")
+            if least is not None and samples is not None and samples < least:
+                return False
+            if method["primaryStatistic"] != timing["primaryStatistic"]:
+                return False
+    # The values: _plain_values' rules for the common layouts (each metric's
+    # measurements side by side), else _plain_values itself, then _values.
+    ranked: list[tuple[int, Any]] = []
+    if timing is None:
+        latency = _NO_LATENCY
+    else:
+        latency = timing["latencyNs"]
+        if timing["primaryStatistic"] not in latency:
+            return False
+        for statistic, value in latency.items():
+            rank = _ORDER.get(statistic)
+            if rank is None or type(value) is not int or not 0 <= value < _WHOLE_LIMIT:
+                return _general(spec, latency, untimed)
+            ranked.append((rank, value))
+    # The metric other than latency being read, its unit, number type and values; the
+    # metrics read before it.
+    group = group_unit = group_kind = group_value = None
+    group_rank = 0
+    # The values of the metric being read, once it has a second; the metrics before it.
+    items: list[tuple[int, Any]] | None = None
+    done: set[str] | None = None
+    for m in spec.get("measurements", ()):
+        metric, statistic, value = m["metric"], m["statistic"], m["value"]
+        # The common statistics by comparison: a dictionary would first hash the
+        # freshly parsed string.
+        if statistic == "p20":
+            rank = _P20
+        elif statistic == "p80":
+            rank = _P80
+        elif statistic == "median":
+            rank = _MEDIAN
+        else:
+            found = _ORDER.get(statistic)
+            if found is None:
+                return _general(spec, latency, untimed)
+            rank = found
+        if metric == "latency":
+            if untimed or m["unit"] != "ns" or type(value) is not int:
+                return _general(spec, latency, untimed)
+            if not 0 <= value < _WHOLE_LIMIT:
+                return _general(spec, latency, untimed)
+            ranked.append((rank, value))
+            continue
+        unit = m["unit"]
+        dimension, factor = UNITS[unit]
+        kind = type(value)
+        if kind is float:
+            if not _isfinite(value * factor):
+                return _general(spec, latency, untimed)
+        # Below 2^52 an integer times any factor is a finite double.
+        elif kind is not int or not -_WHOLE_LIMIT < value < _WHOLE_LIMIT:
+            return _general(spec, latency, untimed)
+        if metric == group:
+            # One unit and one number type per metric: then the written values keep
+            # the exact values' order (see _plain_values).
+            if unit != group_unit or kind is not group_kind:
+                return _general(spec, latency, untimed)
+            if items is None:
+                items = [(group_rank, group_value), (rank, value)]
+            else:
+                items.append((rank, value))
+            continue
+        if dimension != _METRIC_DIMENSION.get(metric, dimension) or (
+            untimed and dimension == "time"
+        ):
+            return _general(spec, latency, untimed)
+        if group is not None:
+            if items is not None:
+                if not _rising(items):
+                    return _general(spec, latency, untimed)
+                items = None
+            if done is None:
+                done = {group}
+            else:
+                done.add(group)
+            # A metric met again after another: its values are not side by side.
+            if metric in done:
+                return _general(spec, latency, untimed)
+        group, group_unit, group_kind, group_rank, group_value = metric, unit, kind, rank, value
+    if items is not None and not _rising(items):
+        return _general(spec, latency, untimed)
+    if len(ranked) > 1 and not _rising(ranked):
+        return _general(spec, latency, untimed)
+    return True
+
+
+def _general(spec: dict[str, Any], latency: dict[str, Any], untimed: bool) -> bool:
+    """The value checks of :func:`passes` for any layout: check_units,
+    check_protocol_timer's durations, check_quantile_order, check_mean_in_range,
+    check_median_matches and check_duplicate_measurements."""
     if _plain_values(spec, latency, untimed):
         return True
     values = _values(spec, latency, untimed=untimed)
@@ -180,6 +297,17 @@ def _plain_others(measurements: list[dict[str, Any]]) -> bool:
 
 def _rising(found: list[tuple[int, Any]]) -> bool:
     """Whether the values, in the order of their ranks (each rank once), never fall."""
+    if len(found) == 3:
+        # The common case (p20, median and p80) ordered by three comparisons of ranks,
+        # not by a sort of tuples.
+        (a, x), (b, y), (c, z) = found
+        if a > b:
+            a, b, x, y = b, a, y, x
+        if b > c:
+            b, c, y, z = c, b, z, y
+            if a > b:
+                a, b, x, y = b, a, y, x
+        return a < b < c and not x > y and not y > z
     found.sort()
     low = found[0]
     for high in found[1:]:
@@ -187,22 +315,6 @@ def _rising(found: list[tuple[int, Any]]) -> bool:
             return False
         low = high
     return True
-
-
-def _timing_agrees(timing: dict[str, Any] | None, protocol: dict[str, Any] | None) -> bool:
-    """check_protocol_timer, check_min_samples and check_primary_statistic."""
-    if protocol is not None:
-        method = protocol["spec"]["measurement"]
-        if method["timer"] == "not_applicable":
-            # Nothing was timed (Liger's memory rows): fine only without a timing.
-            return timing is None
-        if timing is not None:
-            least, samples = method.get("minSamples"), timing.get("samples")
-            if least is not None and samples is not None and samples < least:
-                return False
-            if method["primaryStatistic"] != timing["primaryStatistic"]:
-                return False
-    return timing is None or timing["primaryStatistic"] in timing["latencyNs"]
 
 
 # One value of a metric, as check_quantile_order sees it: (rank, approx, rounded, raw,

@@ -253,6 +253,10 @@ class _Batch:
     rows: list[tuple[Any, ...]] = attrs.Factory(list)
     texts: list[str | bytes] = attrs.Factory(list)
     documents: list[Document] = attrs.Factory(list)
+    #: Each run's group id (runs.group_id), or a stand-in (negative) for a group not
+    #: yet in the store; and whether any is a stand-in.
+    gids: list[int] = attrs.Factory(list)
+    pending: bool = False
     #: Its protocol and environment documents on their own.
     standalone: list[_Record] = attrs.Factory(list)
     #: The objects whose digests no earlier record of the file carried, by kind.
@@ -326,6 +330,12 @@ class _FileIngest:
         # The groups of values (:data:`_GROUP_OF`) whose four digests are all in
         # ``_seen``: a run of one has no object new to the file.
         self._complete: set[tuple[Any, ...]] = set()
+        # The complete groups with their ids (or stand-ins, until their batch's groups
+        # go in): a run of one needs nothing more than its id.
+        self._ready: dict[tuple[Any, ...], int] = {}
+        # The groups of the batch being read that the store lacks, in the order they
+        # came, with the stand-in (negative) id each run of one holds until then.
+        self._stand_ins: dict[tuple[Any, ...], int] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -391,17 +401,12 @@ class _FileIngest:
             )
             if problem is not None:
                 batch.commit_problems.append(problem)
-        # The objects of a group of values already met in this file are known: every
-        # object its digests name is in ``_seen`` (see _new_objects).
+        # A group of values met before in this file: its id is known, and so is every
+        # object its digests name (see _new_objects). One lookup a run.
         group = _GROUP_OF(row)
-        if group not in self._complete:
-            _new_objects(value, self._seen, batch.objects)
-            seen = self._seen
-            if all(
-                digest in seen[kind]
-                for kind, digest in zip(_DIGEST_KINDS, group[_DIGESTS_IN_GROUP], strict=True)
-            ):
-                self._complete.add(group)
+        gid = self._ready.get(group)
+        if gid is None:
+            gid = self._new_group(group, value, batch)
         if not fits:
             problem = _latency_range_problem(
                 _Record(document, raw, _form(document), run is not value), row
@@ -411,6 +416,29 @@ class _FileIngest:
         batch.rows.append(row)
         batch.texts.append(raw)
         batch.documents.append(document)
+        batch.gids.append(gid)
+
+    def _new_group(self, group: tuple[Any, ...], value: dict[str, Any], batch: _Batch) -> int:
+        """A run's group of values not yet ready (:attr:`_ready`): its objects new to
+        the file into ``batch``; its id, or for a group not yet in the store a stand-in
+        (``batch`` is then pending: :meth:`_group_ids` inserts the batch's groups)."""
+        if group not in self._complete:
+            _new_objects(value, self._seen, batch.objects)
+            seen = self._seen
+            if all(
+                digest in seen[kind]
+                for kind, digest in zip(_DIGEST_KINDS, group[_DIGESTS_IN_GROUP], strict=True)
+            ):
+                self._complete.add(group)
+        gid = self._groups.get(group)
+        if gid is None:
+            gid = self._stand_ins.get(group)
+            if gid is None:
+                gid = self._stand_ins[group] = -1 - len(self._stand_ins)
+            batch.pending = True
+        if group in self._complete:
+            self._ready[group] = gid
+        return gid
 
     def _commit_time_ok(self, when: str) -> bool:
         """Whether a commit time (a string: validated) is in the published form, each
@@ -522,7 +550,7 @@ class _FileIngest:
         if self.problems:
             return
         # Each run's row ends with its group's id (runs.group_id).
-        gids = self._group_ids(rows)
+        gids = self._group_ids(batch.gids) if batch.pending else batch.gids
         rows = list(map(operator.add, rows, zip(gids, strict=True)))
         seqs = self.backend.insert_runs((*_RUN_COLUMNS, "group_id"), rows)
         forms = ["line" if document.json_lines else "document" for document in batch.documents]
@@ -575,28 +603,28 @@ class _FileIngest:
         # A later run of the same values inserts its group again.
         for combo in [combo for combo, gid in self._groups.items() if gid in gone]:
             del self._groups[combo]
+            self._ready.pop(combo, None)
 
-    def _group_ids(self, rows: list[tuple[Any, ...]]) -> list[int]:
-        """The id of each run's group (run_groups), inserting the groups the store lacks.
+    def _group_ids(self, gids: list[int]) -> list[int]:
+        """The batch's group ids with each stand-in replaced by its group's id, the
+        groups the store lacks inserted.
 
         Raises:
             StoreError: when the store fails.
         """
-        combos = list(map(_GROUP_OF, rows))
         known = self._groups
-        # One lookup a run: most runs' groups are known (a file's runs share a few).
-        found = list(map(known.get, combos))
-        if None not in found:
-            return found  # type: ignore[return-value]
-        fresh = dict.fromkeys(c for c, i in zip(combos, found, strict=True) if i is None)
-        keys = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in fresh}
+        stand_ins, self._stand_ins = self._stand_ins, {}
+        fresh = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in stand_ins}
         # One row a key: another text of the same labels (rare) is the same group.
-        rows_of = {key: (key, *combo) for combo, key in reversed(keys.items())}
+        rows_of = {key: (key, *combo) for combo, key in reversed(fresh.items())}
         ids, made = self.backend.group_ids(list(rows_of.values()))
         self._made.update(ids[key] for key in made)
-        for combo, key in keys.items():
-            known[combo] = ids[key]
-        return list(map(known.__getitem__, combos))
+        real = {}
+        for combo, key in fresh.items():
+            known[combo] = real[stand_ins[combo]] = ids[key]
+            if combo in self._ready:
+                self._ready[combo] = ids[key]
+        return list(map(real.get, gids, gids))
 
     def _labels(self, text: str) -> Any:
         """A run's labels as a JSON value, from their text (each text parsed once a file)."""

@@ -312,3 +312,66 @@ def test_files_of_any_size_go_in_whole_in_order_and_export_as_read(
         assert source == f"{path}:{i + 1}"
         assert text == lines[i]
     assert out.read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("batch", [1, 3, 2000])
+def test_group_ids_over_batches_name_each_runs_own_values(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    """Runs of a few groups of values in any order, across batches of any size (a group
+    first met in one batch, known in the next; the same labels in another key order,
+    one group): every run names the group of its own values, keeps its own labels text,
+    each group is stored once, and a file seen again (the groups it made for runs
+    already stored deleted) leaves no group without a run."""
+    from kernelindex_sdk.store import _ingest
+
+    monkeypatch.setattr(_ingest, "BATCH", batch)
+    docs = []
+    for i in range(14):
+        doc = bundle(provider=("torch", "triton")[i % 2], params={"tokens": i % 3, "dtype": "x"})
+        doc["run"]["metadata"]["labels"] = (
+            {"a": "1", "b": "2"} if i % 4 < 2 else {"b": "2", "a": "1"}
+        )
+        if i % 5 == 0:
+            provenance.annotate(doc, provenance.Provenance(commit="c", branch="main"))
+        docs.append(doc)
+
+    def plain(path: Path, docs: list[dict[str, Any]]) -> Path:
+        # Keys in the order given (the published form would order them).
+        path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+        return path
+
+    first = store.ingest([plain(tmp_path / "a.jsonl", docs[:9])])
+    assert (first.added, first.ok) == (9, True)
+    annotated = [json.loads(json.dumps(d)) for d in docs]
+    for doc in annotated:
+        provenance.annotate(doc, provenance.Provenance(commit="d", branch="dev"))
+    second = store.ingest([plain(tmp_path / "b.jsonl", annotated)])
+    # Two already carried provenance, which annotate keeps: the same records.
+    assert (second.added, second.identical, second.provenance_only) == (5, 2, 7)
+    assert second.ok
+    rows = store._backend.execute(
+        "SELECT r.name, r.status, r.branch, r.workload_digest, r.implementation_digest,"
+        " r.protocol_digest, r.environment_digest, r.labels, g.status, g.branch,"
+        " g.workload_digest, g.implementation_digest, g.protocol_digest,"
+        " g.environment_digest, g.labels FROM runs r JOIN run_groups g ON g.id = r.group_id"
+        " ORDER BY r.seq"
+    )
+    assert len(rows) == 14
+    by_name = {d["run"]["metadata"]["name"]: d for d in docs + annotated}
+    for row in rows:
+        own, group = row[1:8], row[8:15]
+        assert own[:6] == group[:6]
+        json_value = store._backend.json_value
+        assert json_value(own[6]) == json_value(group[6])
+        labels = by_name[row[0]]["run"]["metadata"]["labels"]
+        if store._backend.dialect == "sqlite":
+            # Its own text (PostgreSQL's jsonb keeps values, not texts).
+            assert own[6] == json.dumps(labels, separators=(",", ":"))
+    ((unused,),) = store._backend.execute(
+        "SELECT count(*) FROM run_groups g WHERE NOT EXISTS"
+        " (SELECT 1 FROM runs r WHERE r.group_id = g.id)"
+    )
+    assert unused == 0
+    ((groups,),) = store._backend.execute("SELECT count(*) FROM run_groups")
+    assert groups == len({row[1:7] for row in rows})

@@ -375,3 +375,26 @@ def test_group_ids_over_batches_name_each_runs_own_values(
     assert unused == 0
     ((groups,),) = store._backend.execute("SELECT count(*) FROM run_groups")
     assert groups == len({row[1:7] for row in rows})
+
+
+def test_a_run_on_its_own_keeps_its_pointers_in_clashes_and_range_problems(
+    store: Store, tmp_path: Path
+) -> None:
+    """A batch keeps no record a run, only where its runs on their own are: a clash or a
+    range problem of one points into the run itself, of a bundle into ``/run``."""
+    docs = [bundle(params={"tokens": i, "dtype": "fp32"}) for i in range(2)]
+    alone = docs[0]["run"]
+    assert store.ingest([_lines(tmp_path / "a.jsonl", [alone, docs[1]])]).added == 2
+    changed = [json.loads(json.dumps(d)) for d in (alone, docs[1])]
+    changed[0]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    changed[1]["run"]["spec"]["observedAt"] = "2026-12-01T00:00:00.000Z"
+    report = store.ingest([_lines(tmp_path / "b.jsonl", changed)])
+    assert [p.problem.pointer for p in report.problems] == ["/metadata/name", "/run/metadata/name"]
+    assert report.clashes == 2
+    big = json.loads(json.dumps(alone))
+    big["metadata"]["name"] += "-big"
+    big["spec"]["measurements"][1]["value"] = 2**63
+    report = store.ingest([_lines(tmp_path / "c.jsonl", [big])])
+    assert [(p.problem.code, p.problem.pointer) for p in report.problems] == [
+        ("store-range", "/spec")
+    ]

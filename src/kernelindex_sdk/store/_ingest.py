@@ -257,6 +257,8 @@ class _Batch:
     #: yet in the store; and whether any is a stand-in.
     gids: list[int] = attrs.Factory(list)
     pending: bool = False
+    #: The positions of its runs on their own (not in a bundle): few, if any.
+    alone: set[int] = attrs.Factory(set)
     #: Its protocol and environment documents on their own.
     standalone: list[_Record] = attrs.Factory(list)
     #: The objects whose digests no earlier record of the file carried, by kind.
@@ -269,11 +271,10 @@ class _Batch:
 
     def record(self, index: int) -> _Record:
         """Run ``index`` as a :class:`_Record`, for the few that need one (a run stored
-        before, a problem): whether it is a bundle is read again from its text."""
+        before, a problem)."""
         document = self.documents[index]
         raw = self.texts[index]
-        bundle = "run" in json.loads(raw)
-        record = _Record(document, raw, _form(document), bundle)
+        record = _Record(document, raw, _form(document), index not in self.alone)
         record.row = self.rows[index]
         return record
 
@@ -388,6 +389,7 @@ class _FileIngest:
                 _new_objects(value, self._seen, batch.objects)
                 return
             run = value
+            batch.alone.add(len(batch.rows))
         # The stored ``file:line``: ``_stored_source(document.label)``, which a line
         # number (ASCII) leaves as it is when the file's name is ASCII.
         label = f"{document.source}:{document.line}" if document.json_lines else document.source

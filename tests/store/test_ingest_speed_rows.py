@@ -169,7 +169,7 @@ def _runs(draw: st.DrawFn) -> dict[str, Any]:
     return {"spec": spec, "metadata": metadata}
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_runs())
 @example(
     {

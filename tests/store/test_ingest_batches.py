@@ -62,18 +62,22 @@ def _scalar(value: Any) -> bool:
 def test_a_batch_keeps_each_runs_text_and_columns_not_its_value(
     store: Store, batches: list[_ingest._Batch]
 ) -> None:
-    """No parsed value waits in a batch: a run's record holds its text (the bytes read)
-    and its columns, each a string, a number or None (labels as JSON text)."""
+    """No parsed value waits in a batch: a run's entry holds its text (the bytes read),
+    its document and its columns, each a string, a number or None (labels as JSON text)."""
     report = store.ingest([SWEEP])
     assert report.added == len(SWEEP.read_text(encoding="utf-8").splitlines())
     (batch,) = batches
-    assert len(batch.runs) == report.added
+    assert len(batch.rows) == len(batch.texts) == len(batch.documents) == report.added
     texts = SWEEP.read_bytes().splitlines()
-    for record, text in zip(batch.runs, texts, strict=True):
-        assert record.value is None
-        assert record.raw == text
-        assert record.row
-        assert all(_scalar(column) for column in record.row)
+    for index, text in enumerate(texts):
+        assert batch.texts[index] == text
+        assert batch.documents[index].line == index + 1
+        row = batch.rows[index]
+        assert row
+        assert all(_scalar(column) for column in row)
+        # The few that need a record (a run stored before, a problem) get one.
+        record = batch.record(index)
+        assert (record.raw, record.row, record.bundle, record.value) == (text, row, True, None)
 
 
 @pytest.mark.usefixtures("small_batches")

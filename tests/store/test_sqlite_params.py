@@ -15,7 +15,12 @@ from _records import bundle
 
 from kernelindex_sdk import dumps, provenance
 from kernelindex_sdk.store import open_store
-from kernelindex_sdk.store._sqlite_params import as_bytearrays, values_clause, without_nulls
+from kernelindex_sdk.store._sqlite_params import (
+    as_bytearrays,
+    in_statements,
+    values_clause,
+    without_nulls,
+)
 
 
 def _insert_all(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -108,3 +113,76 @@ def test_runs_with_and_without_provenance_in_one_file_keep_their_nulls(tmp_path:
         assert (commit, branch) == ((f"{i:040x}", "main") if i % 3 == 0 else (None, None))
         assert kind == "text"
         assert text == dumps(docs[i], indent=None)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_looking_at_the_nullable_positions_only_gives_the_same_parts(seed: int) -> None:
+    """Where None can only be at the positions named, the parts are those of looking at
+    every position."""
+    rng = random.Random(seed)  # noqa: S311 (test data)
+    width = rng.randint(2, 8)
+    nullable = sorted(rng.sample(range(width), rng.randint(1, width)))
+    stretch = rng.choice([1, 3, 40])
+    rows = []
+    for _ in range(rng.randint(1, 300)):
+        if not rows or rng.random() < 1 / stretch:
+            pattern = [i in nullable and rng.random() < 0.5 for i in range(width)]
+        rows.append(tuple(None if none else rng.choice([1, "x", 2.5]) for none in pattern))
+    assert without_nulls(rows, nullable) == without_nulls(rows)
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 4, 5, 11, 12, 13])
+def test_rows_in_statements_keep_every_value_in_order(count: int) -> None:
+    rows = [(i, f"t{i}", None if i % 2 else 1.5) for i in range(count)]
+    statements, rest = in_statements(rows, 4)
+    assert all(len(values) == 4 * 3 for values in statements)
+    assert len(rest) == count % 4
+    flat = [value for values in statements for value in values]
+    assert flat + [value for row in rest for value in row] == [v for row in rows for v in row]
+
+
+def test_rows_of_no_values_are_left_as_they_are() -> None:
+    assert in_statements([(), (), ()], 2) == ([], [(), (), ()])
+
+
+@pytest.mark.parametrize("count", [1, 63, 64, 65, 128, 200])
+def test_multi_row_inserts_number_runs_in_order_and_skip_stored_ones(
+    tmp_path: Path, count: int
+) -> None:
+    """SQLite's insert of runs in statements of many rows: each run its number in the
+    rows' order, one already stored gets none, and its texts go in beside them (a file's
+    runs have distinct names: validation refuses a name given twice)."""
+    from kernelindex_sdk.store._extract import RUN_COLUMNS
+
+    with open_store(tmp_path / "s.sqlite3") as store:
+        backend = store._backend
+        columns = (*RUN_COLUMNS, "group_id")
+        digest = "sha256:" + "0" * 64
+
+        def row(name: str, commit: str | None) -> tuple[Any, ...]:
+            values = dict.fromkeys(columns)
+            values.update(
+                name=name, observed_at="t", status="passed", commit_id=commit, median_ns=5,
+                workload_digest=digest, implementation_digest=digest, protocol_digest=digest,
+                environment_digest=digest, labels="{}", annotations="{}", source="s",
+                ingested_at="t", group_id=1,
+            )  # fmt: skip
+            return tuple(values[column] for column in columns)
+
+        with backend.transaction():
+            first = backend.insert_runs(columns, [row("stored", None)])
+            rows = [row(f"r{i}", "c" if i % 5 == 0 else None) for i in range(count)]
+            rows.insert(count // 2, row("stored", "x"))
+            seqs = backend.insert_runs(columns, rows)
+            texts = [(seq, f"text {seq}".encode(), "line") for seq in seqs if seq is not None]
+            backend.insert_texts(texts)
+        assert list(first) == [1]
+        assert seqs == [*range(2, 2 + count // 2), None, *range(2 + count // 2, 2 + count)]
+        found = backend.execute(
+            "SELECT r.seq, r.name, r.commit_id, t.record_text FROM runs r"
+            " JOIN run_texts t ON t.seq = r.seq ORDER BY r.seq"
+        )
+    assert found == [
+        (seq, f"r{i}", "c" if i % 5 == 0 else None, f"text {seq}")
+        for i, seq in enumerate(s for s in seqs if s is not None)
+    ]

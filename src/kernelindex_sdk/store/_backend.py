@@ -16,7 +16,8 @@ from typing import Any, Final
 
 from ..errors import StoreError, StoreLayoutError
 from . import _layout
-from ._sqlite_params import as_bytearrays, values_clause, without_nulls
+from ._extract import RUN_COLUMNS
+from ._sqlite_params import as_bytearrays, in_statements, values_clause, without_nulls
 from ._url import MEMORY, StoreURL
 
 __all__ = ["Backend", "SQLiteBackend"]
@@ -27,6 +28,17 @@ _SQLITE_BUSY_MS: Final = 60_000
 _CHUNK: Final = 500
 # The page size of a new SQLite store.
 _SQLITE_PAGE_BYTES: Final = 65536
+# Rows a SQLite INSERT of runs or their texts gives at once (a multi-row VALUES): each
+# statement run costs about as much as a row's values (see in_statements), and past a
+# few dozen rows a statement the saving is all but made
+# (benchmarks/sqlite_insert_settings.py).
+_ROWS_PER_INSERT: Final = 64
+# The positions of a run's row (RUN_COLUMNS) that may hold None: its provenance and
+# latencies; every other column is NOT NULL.
+_RUN_NULLABLE: Final = tuple(
+    RUN_COLUMNS.index(column)
+    for column in ("commit_id", "commit_time", "median_ns", "p20_ns", "p80_ns", "branch")
+)
 
 
 class Backend:
@@ -309,6 +321,18 @@ class SQLiteBackend(Backend):
         found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
         return {row[0] for row in found}
 
+    def _insert_rows(self, head: str, values: str, tail: str, rows: Sequence[Sequence[Any]]) -> int:
+        """``head VALUES values tail`` for every row, :data:`_ROWS_PER_INSERT` rows a
+        statement, in the rows' order; the number of rows it changed."""
+        statements, rest = in_statements(rows, _ROWS_PER_INSERT)
+        changed = 0
+        if statements:
+            many = ", ".join([f"({values})"] * _ROWS_PER_INSERT)
+            changed += self._executemany(f"{head} VALUES {many}{tail}", statements)
+        if rest:
+            changed += self._executemany(f"{head} VALUES ({values}){tail}", rest)
+        return changed
+
     def insert_runs(
         self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
     ) -> Sequence[int | None]:
@@ -316,13 +340,17 @@ class SQLiteBackend(Backend):
             return []
         # The write lock is held, and SQLite numbers a row without a rowid one past the
         # largest: the runs inserted take first, first + 1, ... in the rows' order (a run
-        # already stored takes none), with no number built in Python for each.
+        # already stored takes none; a multi-row VALUES inserts its rows in their
+        # order), with no number built in Python for each.
         first = self._next_seq("runs")
         names = ", ".join(columns)
+        # Only a run's provenance and latencies may be None (RUN_COLUMNS' order).
+        nullable = _RUN_NULLABLE if tuple(columns[: len(RUN_COLUMNS)]) == RUN_COLUMNS else None
         inserted = 0
-        for nulls, part in without_nulls(rows):
-            inserted += self._executemany(
-                f"INSERT INTO runs ({names}) VALUES ({values_clause(len(columns), nulls)})"  # noqa: S608
+        for nulls, part in without_nulls(rows, nullable):
+            inserted += self._insert_rows(
+                f"INSERT INTO runs ({names})",
+                values_clause(len(columns), nulls),
                 " ON CONFLICT (name) DO NOTHING",
                 part,
             )
@@ -337,9 +365,10 @@ class SQLiteBackend(Backend):
         # took a seventh of a Liger run's ingest. As a bytearray, which sqlite3 binds
         # without its adapter lookup (see _sqlite_params).
         if rows:
-            self._executemany(
-                "INSERT INTO run_texts (seq, record_text, record_form)"
-                " VALUES (?, CAST(? AS TEXT), ?)",
+            self._insert_rows(
+                "INSERT INTO run_texts (seq, record_text, record_form)",
+                "?, CAST(? AS TEXT), ?",
+                "",
                 as_bytearrays(rows),
             )
 

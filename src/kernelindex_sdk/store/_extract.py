@@ -27,6 +27,7 @@ __all__ = [
     "objects_of",
     "run_columns",
     "run_of",
+    "run_row",
 ]
 
 
@@ -144,11 +145,8 @@ def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
 
 
 _EMPTY: Final[dict[str, Any]] = {}
-
-
-def _ns(value: Any, unit: str) -> int | None:
-    factor = _NS_PER.get(unit)
-    return None if factor is None or value is None else round(value * factor)
+_NS_MIN: Final = -(2**63)
+_NS_MAX: Final = 2**63 - 1
 
 
 def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
@@ -160,25 +158,34 @@ def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     if median is None or p20 is None or p80 is None:
         # Most records carry the median in timing and the quantiles as measurements
         # (validated: each has its metric, statistic, unit and value); the first of each
-        # counts, so the walk ends once all three are known.
+        # counts, so the walk ends once all three are known. Inline, not a call a
+        # value: a call costs more than the rest of a value's work.
         for m in spec.get("measurements", ()):
             if m["metric"] != "latency":
                 continue
             statistic = m["statistic"]
             if statistic == "p20":
                 if p20 is None:
-                    p20 = _ns(m["value"], m["unit"])
+                    factor = _NS_PER.get(m["unit"])
+                    if factor is not None:
+                        p20 = m["value"] * factor
             elif statistic == "p80":
                 if p80 is None:
-                    p80 = _ns(m["value"], m["unit"])
+                    factor = _NS_PER.get(m["unit"])
+                    if factor is not None:
+                        p80 = m["value"] * factor
             elif statistic == "median" and median is None:
-                median = _ns(m["value"], m["unit"])
+                factor = _NS_PER.get(m["unit"])
+                if factor is not None:
+                    median = m["value"] * factor
             if median is not None and p20 is not None and p80 is not None:
                 break
+    # Rounded to whole ns; an int (the common value) is its own rounding, and round()
+    # of one cost more than the test of its type.
     return (
-        None if median is None else round(median),
-        None if p20 is None else round(p20),
-        None if p80 is None else round(p80),
+        median if type(median) is int or median is None else round(median),
+        p20 if type(p20) is int or p20 is None else round(p20),
+        p80 if type(p80) is int or p80 is None else round(p80),
     )
 
 
@@ -226,20 +233,42 @@ def _compact(value: dict[str, Any] | None) -> str:
         return _COMPACT(value)
 
 
+_COMMIT: Final = provenance.COMMIT
+_BRANCH: Final = provenance.BRANCH
+_COMMIT_TIME: Final = provenance.COMMIT_TIME
+
+
 def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any, ...]:
     """The values of :data:`RUN_COLUMNS` for a run that arrived from ``source``."""
+    return run_row(run, source, ingested_at)[0]
+
+
+def run_row(run: dict[str, Any], source: str, ingested_at: str) -> tuple[tuple[Any, ...], bool]:
+    """:func:`run_columns`' values, and whether its latencies fit the store's 64-bit
+    integer columns (a valid record may give any finite number: 1e19 ns passes
+    validation).
+
+    Ingest's one call a run: every step is inline (a call costs more than most of
+    them), and the same labels and annotations text as :func:`_compact`'s.
+    """
     spec = run["spec"]
     metadata = run["metadata"]
     notes = metadata.get("annotations")
     labels = metadata.get("labels")
     median, p20, p80 = _latency(spec)
     if notes:
-        commit = notes.get(provenance.COMMIT)
-        branch = notes.get(provenance.BRANCH)
-        commit_time = notes.get(provenance.COMMIT_TIME)
+        commit = notes.get(_COMMIT)
+        branch = notes.get(_BRANCH)
+        commit_time = notes.get(_COMMIT_TIME)
     else:
         commit = branch = commit_time = None
-    return (
+    # _compact's texts, without its call.
+    try:
+        labels_text = orjson.dumps(labels).decode() if labels else "{}"
+        notes_text = orjson.dumps(notes).decode() if notes else "{}"
+    except orjson.JSONEncodeError:
+        labels_text, notes_text = _compact(labels), _compact(notes)
+    row = (
         metadata["name"],
         spec["observedAt"],
         commit,
@@ -253,8 +282,13 @@ def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        _compact(labels) if labels else "{}",
-        _compact(notes) if notes else "{}",
+        labels_text,
+        notes_text,
         source,
         ingested_at,
     )
+    if median is not None and p20 is not None and p80 is not None:
+        return row, (
+            _NS_MIN <= median <= _NS_MAX and _NS_MIN <= p20 <= _NS_MAX and _NS_MIN <= p80 <= _NS_MAX
+        )
+    return row, all(value is None or _NS_MIN <= value <= _NS_MAX for value in (median, p20, p80))

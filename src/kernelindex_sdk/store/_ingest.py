@@ -46,6 +46,12 @@ _RUN_COLUMNS: Final = _extract.RUN_COLUMNS
 # A run's group (layout 3): its values of run_groups' columns, one slice of its row.
 _GROUP_AT: Final = _RUN_COLUMNS.index(GROUP_COLUMNS[0])
 _GROUP_OF: Final = operator.itemgetter(slice(_GROUP_AT, _GROUP_AT + len(GROUP_COLUMNS)))
+# Within a group's values, its four digests, by kind.
+_DIGEST_KINDS: Final = ("workload", "implementation", "protocol", "environment")
+_DIGESTS_IN_GROUP: Final = slice(
+    GROUP_COLUMNS.index("workload_digest"), GROUP_COLUMNS.index("environment_digest") + 1
+)
+_COMMIT_TIME_AT: Final = _RUN_COLUMNS.index("commit_time")
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
@@ -240,8 +246,19 @@ class _Batch:
 
     #: Documents read into this batch, valid or not.
     size: int = 0
-    #: Its runs (bundles and runs alone), in the file's order, with their columns.
-    runs: list[_Record] = attrs.Factory(list)
+    #: Its runs (bundles and runs alone), in the file's order, as three lists of one
+    #: entry a run (no object a run: building one cost more than its columns' reads):
+    #: its columns (:data:`_RUN_COLUMNS`), its text as stored (UTF-8 bytes as read and
+    #: checked by the reader, or str as written) and its document.
+    rows: list[tuple[Any, ...]] = attrs.Factory(list)
+    texts: list[str | bytes] = attrs.Factory(list)
+    documents: list[Document] = attrs.Factory(list)
+    #: Each run's group id (runs.group_id), or a stand-in (negative) for a group not
+    #: yet in the store; and whether any is a stand-in.
+    gids: list[int] = attrs.Factory(list)
+    pending: bool = False
+    #: The positions of its runs on their own (not in a bundle): few, if any.
+    alone: set[int] = attrs.Factory(set)
     #: Its protocol and environment documents on their own.
     standalone: list[_Record] = attrs.Factory(list)
     #: The objects whose digests no earlier record of the file carried, by kind.
@@ -251,6 +268,19 @@ class _Batch:
     #: Commit times not in the published form, and latencies past the columns' range.
     commit_problems: list[FileProblem] = attrs.Factory(list)
     range_problems: list[FileProblem] = attrs.Factory(list)
+
+    def record(self, index: int) -> _Record:
+        """Run ``index`` as a :class:`_Record`, for the few that need one (a run stored
+        before, a problem)."""
+        document = self.documents[index]
+        raw = self.texts[index]
+        record = _Record(document, raw, _form(document), index not in self.alone)
+        record.row = self.rows[index]
+        return record
+
+
+def _form(document: Document) -> str:
+    return "line" if document.json_lines else "document"
 
 
 class _FileIngest:
@@ -295,11 +325,18 @@ class _FileIngest:
         # another writer inserting the same key waits for this transaction).
         self._made: set[int] = set()
         self._used: set[int] = set()
-        # Per file, not per record: whether a document's source is ASCII (then its
-        # stored ``file:line`` needs no escaping), and each commit time's verdict (a
-        # file's runs mostly share one or a few).
-        self._ascii_sources: dict[str, bool] = {}
+        # Per file, not per record: each commit time's verdict (a file's runs mostly
+        # share one or a few).
         self._commit_times: dict[str, bool] = {}
+        # The groups of values (:data:`_GROUP_OF`) whose four digests are all in
+        # ``_seen``: a run of one has no object new to the file.
+        self._complete: set[tuple[Any, ...]] = set()
+        # The complete groups with their ids (or stand-ins, until their batch's groups
+        # go in): a run of one needs nothing more than its id.
+        self._ready: dict[tuple[Any, ...], int] = {}
+        # The groups of the batch being read that the store lacks, in the order they
+        # came, with the stand-in (negative) id each run of one holds until then.
+        self._stand_ins: dict[tuple[Any, ...], int] = {}
 
     def run(
         self, results: Iterable[documents.DocumentResult], given: provenance.Provenance
@@ -334,47 +371,76 @@ class _FileIngest:
         annotate: bool,
         batch: _Batch,
     ) -> None:
-        """One valid record into ``batch``, taken apart while its value is at hand."""
+        """One valid record into ``batch``, taken apart while its value is at hand.
+
+        Every run passes here: its steps are inline, as few as give its columns, its
+        new objects and its checks (a call or an object a run cost more than most steps).
+        """
         document = result.document
         value = result.value
         if annotate:
-            raw, form = _text_of(document, value, given, annotate)
+            raw, _ = _text_of(document, value, given, annotate)
         else:
-            raw, form = document.text, "line" if document.json_lines else "document"
+            raw = document.text
         run = value.get("run")
-        if run is None and value["kind"] != "BenchmarkRun":
-            batch.standalone.append(_Record(document, raw, form, False, value=value))
-            _new_objects(value, self._seen, batch.objects)
-            return
-        record = _Record(document, raw, form, run is not None)
         if run is None:
+            if value["kind"] != "BenchmarkRun":
+                batch.standalone.append(_Record(document, raw, _form(document), False, value=value))
+                _new_objects(value, self._seen, batch.objects)
+                return
             run = value
-        notes = run["metadata"].get("annotations")
-        if notes:
-            when = notes.get(provenance.COMMIT_TIME)
-            if when is not None and not self._commit_time_ok(when):
-                problem = _commit_time_problem(record, run)
-                if problem is not None:
-                    batch.commit_problems.append(problem)
-        _new_objects(value, self._seen, batch.objects)
-        row = _extract.run_columns(run, self._stored_label(document), self.now)
-        problem = _latency_range_problem(record, row)
-        if problem is not None:
-            batch.range_problems.append(problem)
-        record.row = row
-        batch.runs.append(record)
+            batch.alone.add(len(batch.rows))
+        # The stored ``file:line``: ``_stored_source(document.label)``, which a line
+        # number (ASCII) leaves as it is when the file's name is ASCII.
+        label = f"{document.source}:{document.line}" if document.json_lines else document.source
+        if not label.isascii():
+            label = _stored_source(document.label)
+        row, fits = _extract.run_row(run, label, self.now)
+        when = row[_COMMIT_TIME_AT]
+        if when is not None and not self._commit_time_ok(when):
+            problem = _commit_time_problem(
+                _Record(document, raw, _form(document), run is not value), run
+            )
+            if problem is not None:
+                batch.commit_problems.append(problem)
+        # A group of values met before in this file: its id is known, and so is every
+        # object its digests name (see _new_objects). One lookup a run.
+        group = _GROUP_OF(row)
+        gid = self._ready.get(group)
+        if gid is None:
+            gid = self._new_group(group, value, batch)
+        if not fits:
+            problem = _latency_range_problem(
+                _Record(document, raw, _form(document), run is not value), row
+            )
+            if problem is not None:
+                batch.range_problems.append(problem)
+        batch.rows.append(row)
+        batch.texts.append(raw)
+        batch.documents.append(document)
+        batch.gids.append(gid)
 
-    def _stored_label(self, document: Document) -> str:
-        """``_stored_source(document.label)``, with the source's escaping asked once a
-        file: a line number is ASCII, so ``file:line`` is ASCII exactly when the file's
-        name is, and then it is stored as it is."""
-        source = document.source
-        ascii_source = self._ascii_sources.get(source)
-        if ascii_source is None:
-            ascii_source = self._ascii_sources[source] = source.isascii()
-        if not ascii_source:
-            return _stored_source(document.label)
-        return f"{source}:{document.line}" if document.json_lines else source
+    def _new_group(self, group: tuple[Any, ...], value: dict[str, Any], batch: _Batch) -> int:
+        """A run's group of values not yet ready (:attr:`_ready`): its objects new to
+        the file into ``batch``; its id, or for a group not yet in the store a stand-in
+        (``batch`` is then pending: :meth:`_group_ids` inserts the batch's groups)."""
+        if group not in self._complete:
+            _new_objects(value, self._seen, batch.objects)
+            seen = self._seen
+            if all(
+                digest in seen[kind]
+                for kind, digest in zip(_DIGEST_KINDS, group[_DIGESTS_IN_GROUP], strict=True)
+            ):
+                self._complete.add(group)
+        gid = self._groups.get(group)
+        if gid is None:
+            gid = self._stand_ins.get(group)
+            if gid is None:
+                gid = self._stand_ins[group] = -1 - len(self._stand_ins)
+            batch.pending = True
+        if group in self._complete:
+            self._ready[group] = gid
+        return gid
 
     def _commit_time_ok(self, when: str) -> bool:
         """Whether a commit time (a string: validated) is in the published form, each
@@ -479,35 +545,39 @@ class _FileIngest:
             )
 
     def _runs(self, batch: _Batch) -> None:
-        runs = batch.runs
-        if not runs:
+        rows = batch.rows
+        if not rows:
             return
         self.problems.extend(batch.range_problems)
         if self.problems:
             return
-        rows = [record.row for record in runs]
         # Each run's row ends with its group's id (runs.group_id).
-        gids = self._group_ids(rows)
+        gids = self._group_ids(batch.gids) if batch.pending else batch.gids
         rows = list(map(operator.add, rows, zip(gids, strict=True)))
         seqs = self.backend.insert_runs((*_RUN_COLUMNS, "group_id"), rows)
-        texts = [
-            (seq, record.raw, record.form)
-            for seq, record in zip(seqs, runs, strict=True)
-            if seq is not None
-        ]
+        forms = ["line" if document.json_lines else "document" for document in batch.documents]
+        if isinstance(seqs, range):
+            # Every run went in (the common case): no run's number to test.
+            texts = list(zip(seqs, batch.texts, forms, strict=True))
+        else:
+            texts = [
+                (seq, raw, form)
+                for seq, raw, form in zip(seqs, batch.texts, forms, strict=True)
+                if seq is not None
+            ]
         self.added += len(texts)
         self.backend.insert_texts(texts)
-        if len(texts) == len(runs):
+        if len(texts) == len(rows):
             if self._made:
                 self._used.update(gids)
             return
         self._drop_unused(gids, seqs)
-        others = [record for seq, record in zip(seqs, runs, strict=True) if seq is None]
-        stored = self.backend.stored_runs([record.row[0] for record in others])
-        for record in others:
-            name = record.row[0]
+        others = [index for index, seq in enumerate(seqs) if seq is None]
+        stored = self.backend.stored_runs([rows[index][0] for index in others])
+        for index in others:
+            name = rows[index][0]
             text, source = stored[name]
-            self._compare(record, name, text, source)
+            self._compare(batch.record(index), name, text, source)
 
     def _drop_unused(self, gids: Sequence[int], seqs: Sequence[int | None]) -> None:
         """Delete the groups this file inserted that no run names: those of runs already
@@ -535,28 +605,28 @@ class _FileIngest:
         # A later run of the same values inserts its group again.
         for combo in [combo for combo, gid in self._groups.items() if gid in gone]:
             del self._groups[combo]
+            self._ready.pop(combo, None)
 
-    def _group_ids(self, rows: list[tuple[Any, ...]]) -> list[int]:
-        """The id of each run's group (run_groups), inserting the groups the store lacks.
+    def _group_ids(self, gids: list[int]) -> list[int]:
+        """The batch's group ids with each stand-in replaced by its group's id, the
+        groups the store lacks inserted.
 
         Raises:
             StoreError: when the store fails.
         """
-        combos = list(map(_GROUP_OF, rows))
         known = self._groups
-        # One lookup a run: most runs' groups are known (a file's runs share a few).
-        found = list(map(known.get, combos))
-        if None not in found:
-            return found  # type: ignore[return-value]
-        fresh = dict.fromkeys(c for c, i in zip(combos, found, strict=True) if i is None)
-        keys = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in fresh}
+        stand_ins, self._stand_ins = self._stand_ins, {}
+        fresh = {combo: group_key(combo[:-1], self._labels(combo[-1])) for combo in stand_ins}
         # One row a key: another text of the same labels (rare) is the same group.
-        rows_of = {key: (key, *combo) for combo, key in reversed(keys.items())}
+        rows_of = {key: (key, *combo) for combo, key in reversed(fresh.items())}
         ids, made = self.backend.group_ids(list(rows_of.values()))
         self._made.update(ids[key] for key in made)
-        for combo, key in keys.items():
-            known[combo] = ids[key]
-        return list(map(known.__getitem__, combos))
+        real = {}
+        for combo, key in fresh.items():
+            known[combo] = real[stand_ins[combo]] = ids[key]
+            if combo in self._ready:
+                self._ready[combo] = ids[key]
+        return list(map(real.get, gids, gids))
 
     def _labels(self, text: str) -> Any:
         """A run's labels as a JSON value, from their text (each text parsed once a file)."""

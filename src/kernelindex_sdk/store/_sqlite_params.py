@@ -16,7 +16,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-__all__ = ["as_bytearrays", "without_nulls"]
+__all__ = ["as_bytearrays", "in_statements", "values_clause", "without_nulls"]
 
 # More runs of one pattern than one in this many rows: binding the None values costs
 # less than an executemany per run.
@@ -31,12 +31,15 @@ def _picker(keep: Sequence[int]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
 
 
 def without_nulls(
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[Sequence[Any]], nullable: Sequence[int] | None = None
 ) -> list[tuple[frozenset[int], Sequence[Sequence[Any]]]]:
     """The rows in consecutive parts of one pattern of None values, in their order.
 
     Args:
         rows: Rows of equal length.
+        nullable: The only positions where a row may hold None (a run's row: its
+            commit, branch, commit time and latencies); every position when None. Only
+            these are looked at, so a None elsewhere would be bound as it is.
 
     Returns:
         For each part, the positions that are None in each of its rows (for the
@@ -45,9 +48,14 @@ def without_nulls(
     """
     if not rows:
         return []
-    nones = (None,) * len(rows[0])
+    width = len(rows[0])
+    positions = tuple(range(width)) if nullable is None else tuple(nullable)
+    nones = (None,) * len(positions)
+    # Each row's pattern over the positions that may hold None, in C (a Python test
+    # a value cost more): fewer positions, less work a row.
+    looked = rows if len(positions) == width else map(_picker(positions), rows)
     patterns = list(
-        map(tuple, map(map, itertools.repeat(operator.is_), rows, itertools.repeat(nones)))
+        map(tuple, map(map, itertools.repeat(operator.is_), looked, itertools.repeat(nones)))
     )
     if patterns.count(patterns[0]) == len(patterns):
         parts: list[tuple[tuple[bool, ...], Sequence[Sequence[Any]]]] = [(patterns[0], rows)]
@@ -65,8 +73,8 @@ def without_nulls(
         if True not in pattern:
             found.append((frozenset(), part))
             continue
-        nulls = frozenset(i for i, none in enumerate(pattern) if none)
-        keep = [i for i in range(len(pattern)) if i not in nulls]
+        nulls = frozenset(at for at, none in zip(positions, pattern, strict=True) if none)
+        keep = [i for i in range(width) if i not in nulls]
         if not keep:
             found.append((nulls, [()] * len(part)))
             continue
@@ -77,6 +85,32 @@ def without_nulls(
 def values_clause(width: int, nulls: frozenset[int]) -> str:
     """``?`` for each of ``width`` columns, ``NULL`` at the positions ``nulls``."""
     return ", ".join("NULL" if i in nulls else "?" for i in range(width))
+
+
+def in_statements(
+    rows: Sequence[Sequence[Any]], per_statement: int
+) -> tuple[list[list[Any]], Sequence[Sequence[Any]]]:
+    """Rows as the parameters of statements of ``per_statement`` rows each (a multi-row
+    ``VALUES``), and the rows left over (fewer than one statement's).
+
+    Each row executed costs sqlite3 and SQLite the same again however few its values
+    (the statement's reset and run, its cursors opened, the GIL given up and taken
+    back): one statement a few dozen rows pays it once for them all.
+
+    Args:
+        rows: Rows of equal length.
+        per_statement: Rows a statement.
+
+    Returns:
+        Each full statement's parameters (its rows' values one after the other), and
+        the rows after the last full statement, as given.
+    """
+    whole = len(rows) - len(rows) % per_statement
+    if not whole or not rows[0]:
+        return [], rows
+    flat = list(itertools.chain.from_iterable(rows[:whole] if whole < len(rows) else rows))
+    step = per_statement * len(rows[0])
+    return [flat[at : at + step] for at in range(0, len(flat), step)], rows[whole:]
 
 
 def as_bytearrays(

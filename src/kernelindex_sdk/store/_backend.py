@@ -17,7 +17,7 @@ from typing import Any, Final
 from ..errors import StoreError, StoreLayoutError
 from . import _layout
 from ._extract import RUN_COLUMNS
-from ._sqlite_params import as_bytearrays, in_statements, values_clause, without_nulls
+from ._sqlite_params import in_statements, values_clause, without_nulls
 from ._url import MEMORY, StoreURL
 
 __all__ = ["Backend", "SQLiteBackend"]
@@ -29,10 +29,11 @@ _CHUNK: Final = 500
 # The page size of a new SQLite store.
 _SQLITE_PAGE_BYTES: Final = 65536
 # Rows a SQLite INSERT of runs or their texts gives at once (a multi-row VALUES): each
-# statement run costs about as much as a row's values (see in_statements), and past a
-# few dozen rows a statement the saving is all but made
-# (benchmarks/sqlite_insert_settings.py).
+# statement run costs about as much as a row's values (see in_statements): a run's row
+# of 20 values costs about half as much 64 a statement (benchmarks/sqlite_params.py).
 _ROWS_PER_INSERT: Final = 64
+# The most parameters one statement may take (SQLITE_MAX_VARIABLE_NUMBER's default).
+_SQLITE_MAX_PARAMETERS: Final = 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
 # The positions of a run's row (RUN_COLUMNS) that may hold None: its provenance and
 # latencies; every other column is NOT NULL.
 _RUN_NULLABLE: Final = tuple(
@@ -324,10 +325,14 @@ class SQLiteBackend(Backend):
     def _insert_rows(self, head: str, values: str, tail: str, rows: Sequence[Sequence[Any]]) -> int:
         """``head VALUES values tail`` for every row, :data:`_ROWS_PER_INSERT` rows a
         statement, in the rows' order; the number of rows it changed."""
-        statements, rest = in_statements(rows, _ROWS_PER_INSERT)
+        if not rows:
+            return 0
+        # SQLite before 3.32 takes at most 999 parameters a statement.
+        per = max(1, min(_ROWS_PER_INSERT, _SQLITE_MAX_PARAMETERS // max(1, len(rows[0]))))
+        statements, rest = in_statements(rows, per)
         changed = 0
         if statements:
-            many = ", ".join([f"({values})"] * _ROWS_PER_INSERT)
+            many = ", ".join([f"({values})"] * per)
             changed += self._executemany(f"{head} VALUES {many}{tail}", statements)
         if rest:
             changed += self._executemany(f"{head} VALUES ({values}){tail}", rest)
@@ -362,14 +367,13 @@ class SQLiteBackend(Backend):
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
         # A text read as UTF-8 bytes goes in as they are, cast to TEXT (SQLite reads the
         # bytes as its UTF-8): decoding it to str, which sqlite3 encodes back to UTF-8,
-        # took a seventh of a Liger run's ingest. As a bytearray, which sqlite3 binds
-        # without its adapter lookup (see _sqlite_params).
+        # took a seventh of a Liger run's ingest.
         if rows:
             self._insert_rows(
                 "INSERT INTO run_texts (seq, record_text, record_form)",
                 "?, CAST(? AS TEXT), ?",
                 "",
-                as_bytearrays(rows),
+                rows,
             )
 
     def close(self) -> None:

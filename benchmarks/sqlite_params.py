@@ -40,20 +40,11 @@ TEXT = b'{"run":' + b"x" * 3500 + b"}"
 
 def _per_row(sql: str, rows: Sequence[Sequence[Any]], width: int, repeat: int) -> float:
     """CPU us a row of ``rows`` (each ``width`` values) inserted by ``sql``."""
-    db = sqlite3.connect(":memory:")
-    db.execute(f"CREATE TABLE t ({', '.join(f'c{i}' for i in range(width))})")
-    best = float("inf")
-    for _ in range(repeat):
-        db.execute("DELETE FROM t")
-        start = time.process_time()
-        db.executemany(sql, rows)
-        best = min(best, time.process_time() - start)
-    db.close()
-    return round(best / ROWS * 1e6, 3)
+    return _per_many(sql, lambda: rows, width, repeat, ROWS)
 
 
 def _per_many(
-    sql: str, make: Callable[[], list[list[Any]]], width: int, repeat: int, count: int
+    sql: str, make: Callable[[], Sequence[Sequence[Any]]], width: int, repeat: int, count: int
 ) -> float:
     """CPU us a row of ``count`` rows whose parameters ``make`` builds (timed with it:
     a conversion of the values counts) and ``sql`` inserts."""

@@ -217,7 +217,7 @@ class InputRules:
         return _ADMITTED
 
     # Once per record, its steps written out: each call costs as much as a check.
-    def _known_bundle(self, doc: dict[str, Any], where: str) -> bool:  # noqa: PLR0911, PLR0912
+    def _known_bundle(self, doc: dict[str, Any], where: str) -> bool:
         """Admit a bundle whose every object was seen before, as it was (the common record
         of a sweep: a new run name, the file's protocol and environment, a workload and an
         implementation other runs declared already). False to check it in full."""
@@ -241,21 +241,11 @@ class InputRules:
         # _First.same's common answer written out (equal orjson texts; its own checks
         # where they differ, or before its text is made): two calls a record fewer.
         digests = self._digests
-        value = spec.get("workload")
-        if value is not None:
-            first = digests.get(("workload", spec["workloadDigest"]))
-            if first is None:
-                return False
-            text = first._text
-            try:
-                same = text == orjson.dumps(value) and bool(text)
-            except orjson.JSONEncodeError:
-                same = False
-            if not same and not first.same(value):
-                return False
-        value = spec.get("implementation")
-        if value is not None:
-            first = digests.get(("implementation", spec["implementationDigest"]))
+        for key, kind, field in _RUN_OBJECTS:
+            value = spec.get(key)
+            if value is None:
+                continue
+            first = digests.get((kind, spec[field]))
             if first is None:
                 return False
             text = first._text

@@ -138,6 +138,14 @@ def test_rows_of_no_values_are_left_as_they_are() -> None:
     assert in_statements([(), (), ()], 2) == ([], [(), (), ()])
 
 
+def _lower_limit(backend: Any, limit: int) -> None:
+    """The connection's limit of parameters a statement, as a build of SQLite with that
+    SQLITE_MAX_VARIABLE_NUMBER has it (Python 3.11 on; 3.10 takes the module's guess)."""
+    setlimit = getattr(backend._db, "setlimit", None)
+    if setlimit is not None:
+        setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+
+
 @pytest.mark.parametrize("count", [1, 63, 64, 65, 128, 200])
 # SQLite's own limit of parameters a statement, before 3.32 (999: 49 runs of 20 values
 # a statement), and one that leaves a single run a statement.
@@ -155,6 +163,7 @@ def test_multi_row_inserts_number_runs_in_order_and_skip_stored_ones(
 
     with open_store(tmp_path / "s.sqlite3") as store:
         backend = store._backend
+        _lower_limit(backend, limit)
         columns = (*RUN_COLUMNS, "group_id")
         digest = "sha256:" + "0" * 64
 
@@ -185,3 +194,23 @@ def test_multi_row_inserts_number_runs_in_order_and_skip_stored_ones(
         (seq, f"r{i}", "c" if i % 5 == 0 else None, f"text {seq}")
         for i, seq in enumerate(s for s in seqs if s is not None)
     ]
+
+
+def test_a_limit_lower_than_the_connection_said_inserts_one_row_a_statement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the limit cannot be asked (Python 3.10) and the guess is too high, SQLite
+    refuses the many-row statement as it prepares it, before any row: the rows go in
+    one a statement, every one, in order."""
+    from kernelindex_sdk.store import _backend
+
+    monkeypatch.setattr(_backend.SQLiteBackend, "_max_parameters", lambda self: 32766)
+    with open_store(tmp_path / "s.sqlite3") as store:
+        backend = store._backend
+        if not hasattr(backend._db, "setlimit"):
+            pytest.skip("Connection.setlimit came with Python 3.11")
+        backend._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+        with backend.transaction():
+            backend.insert_texts([(i, f"text {i}".encode(), "line") for i in range(1, 131)])
+        found = backend.execute("SELECT seq, record_text FROM run_texts ORDER BY seq")
+    assert found == [(i, f"text {i}") for i in range(1, 131)]

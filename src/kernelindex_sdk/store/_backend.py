@@ -32,7 +32,8 @@ _SQLITE_PAGE_BYTES: Final = 65536
 # statement run costs about as much as a row's values (see in_statements): a run's row
 # of 20 values costs about half as much 64 a statement (benchmarks/sqlite_params.py).
 _ROWS_PER_INSERT: Final = 64
-# The most parameters one statement may take (SQLITE_MAX_VARIABLE_NUMBER's default).
+# The most parameters one statement may take where the connection cannot say (Python
+# 3.10 has no Connection.getlimit): SQLITE_MAX_VARIABLE_NUMBER's default.
 _SQLITE_MAX_PARAMETERS: Final = 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
 # The positions of a run's row (RUN_COLUMNS) that may hold None: its provenance and
 # latencies; every other column is NOT NULL.
@@ -327,16 +328,35 @@ class SQLiteBackend(Backend):
         statement, in the rows' order; the number of rows it changed."""
         if not rows:
             return 0
-        # SQLite before 3.32 takes at most 999 parameters a statement.
-        per = max(1, min(_ROWS_PER_INSERT, _SQLITE_MAX_PARAMETERS // max(1, len(rows[0]))))
+        # The parameters a statement may take are the connection's limit (a build's
+        # SQLITE_MAX_VARIABLE_NUMBER, or sqlite3_limit), not a version's.
+        per = max(1, min(_ROWS_PER_INSERT, self._max_parameters() // max(1, len(rows[0]))))
         statements, rest = in_statements(rows, per)
         changed = 0
         if statements:
             many = ", ".join([f"({values})"] * per)
-            changed += self._executemany(f"{head} VALUES {many}{tail}", statements)
+            try:
+                changed += self._db.executemany(f"{head} VALUES {many}{tail}", statements).rowcount
+            except sqlite3.OperationalError as err:
+                # A limit lower than the connection said (Python 3.10 guesses it):
+                # refused as the statement is prepared, before any row went in.
+                if "too many SQL variables" not in str(err):
+                    raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+                rest = rows
+            except sqlite3.Error as err:
+                raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
         if rest:
             changed += self._executemany(f"{head} VALUES ({values}){tail}", rest)
         return changed
+
+    def _max_parameters(self) -> int:
+        """The most parameters one statement of this connection may take."""
+        # Connection.getlimit and its categories came with Python 3.11.
+        getlimit = getattr(self._db, "getlimit", None)
+        category = getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
+        if getlimit is None or category is None:
+            return _SQLITE_MAX_PARAMETERS
+        return int(getlimit(category))
 
     def insert_runs(
         self, columns: Sequence[str], rows: Sequence[Sequence[Any]]

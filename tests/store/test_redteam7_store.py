@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,28 @@ EXPECTED_COUNTS = [
     (1, 0, 0, 0, 10, 0),
 ]
 EXPECTED_GROUPS = 63
+
+
+def test_sqlite_with_a_999_parameter_limit_ingests_as_0_6_0_did(tmp_path: Path) -> None:
+    """FINDING: SQLite's parameter limit is a setting of the library's build
+    (SQLITE_MAX_VARIABLE_NUMBER) and of each connection (sqlite3_limit), not of its
+    version: 0.6.1 takes 32766 for any SQLite from 3.32 on and sends 64 runs of 21
+    values (1,344 parameters) a statement, so a library built with the former default
+    of 999 refuses the ingest ("too many SQL variables") that 0.6.0 (one run a
+    statement) stored. The connection's limit is lowered here as such a build has it."""
+    lines = []
+    for i in range(130):
+        doc = bundle(params={"tokens": i, "dtype": "fp32"})
+        doc["run"]["metadata"]["name"] = f"limit-{i:03d}"
+        if i % 3 == 0:
+            provenance.annotate(doc, provenance.Provenance(commit="a" * 40))
+        lines.append(dumps(doc, indent=None))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with open_store(tmp_path / "s.sqlite3") as store:
+        store._backend._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)  # type: ignore[attr-defined]
+        report = store.ingest([path])
+        assert (report.added, report.ok) == (130, True)
+        out = tmp_path / "out.jsonl"
+        store.export(out)
+    assert out.read_bytes() == path.read_bytes()

@@ -336,15 +336,13 @@ class SQLiteBackend(Backend):
         if statements:
             many = ", ".join([f"({values})"] * per)
             try:
-                changed += self._db.executemany(f"{head} VALUES {many}{tail}", statements).rowcount
-            except sqlite3.OperationalError as err:
+                changed += self._executemany(f"{head} VALUES {many}{tail}", statements)
+            except StoreError as err:
                 # A limit lower than the connection said (Python 3.10 guesses it):
                 # refused as the statement is prepared, before any row went in.
-                if "too many SQL variables" not in str(err):
-                    raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
+                if "too many SQL variables" not in str(err.__cause__):
+                    raise
                 rest = rows
-            except sqlite3.Error as err:
-                raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
         if rest:
             changed += self._executemany(f"{head} VALUES ({values}){tail}", rest)
         return changed

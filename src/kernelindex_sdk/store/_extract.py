@@ -145,8 +145,9 @@ def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
 
 
 _EMPTY: Final[dict[str, Any]] = {}
-_NS_MIN: Final = -(2**63)
-_NS_MAX: Final = 2**63 - 1
+#: The latency columns' range: both stores keep them as 64-bit integers.
+NS_MIN: Final = -(2**63)
+NS_MAX: Final = 2**63 - 1
 
 
 def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
@@ -287,8 +288,8 @@ def run_row(run: dict[str, Any], source: str, ingested_at: str) -> tuple[tuple[A
         source,
         ingested_at,
     )
-    if median is not None and p20 is not None and p80 is not None:
-        return row, (
-            _NS_MIN <= median <= _NS_MAX and _NS_MIN <= p20 <= _NS_MAX and _NS_MIN <= p80 <= _NS_MAX
-        )
-    return row, all(value is None or _NS_MIN <= value <= _NS_MAX for value in (median, p20, p80))
+    return row, (
+        (median is None or NS_MIN <= median <= NS_MAX)
+        and (p20 is None or NS_MIN <= p20 <= NS_MAX)
+        and (p80 is None or NS_MIN <= p80 <= NS_MAX)
+    )

@@ -141,9 +141,6 @@ def _stored_source(label: str) -> str:
     return label if label.isascii() else json_safe(display_path(label))
 
 
-#: The latency columns' range: both stores keep them as 64-bit integers.
-_NS_MIN: Final = -(2**63)
-_NS_MAX: Final = 2**63 - 1
 _LATENCY_COLUMNS: Final = tuple(
     (_RUN_COLUMNS.index(f"{statistic}_ns"), statistic) for statistic in ("median", "p20", "p80")
 )
@@ -154,12 +151,12 @@ def _latency_range_problem(record: _Record, row: Sequence[Any]) -> FileProblem |
     (a valid record may give any finite number: 1e19 ns passes validation)."""
     for index, statistic in _LATENCY_COLUMNS:
         value = row[index]
-        if value is not None and not _NS_MIN <= value <= _NS_MAX:
+        if value is not None and not _extract.NS_MIN <= value <= _extract.NS_MAX:
             pointer = "/run/spec" if record.bundle else "/spec"
             return record.problem(
                 pointer,
                 f"latency {statistic} of {value} ns does not fit the store's 64-bit"
-                f" integer column (at most {_NS_MAX} ns)",
+                f" integer column (at most {_extract.NS_MAX} ns)",
                 "store-range",
             )
     return None

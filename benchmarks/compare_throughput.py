@@ -21,6 +21,7 @@ pairing, rendering. The goal is <= 5 s.
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -40,7 +41,6 @@ from _results import write_results
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare, digest, validation
-from kernelindex_sdk._analysis.runs import without_collection
 from kernelindex_sdk._cli import main
 from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk.compare import RunSet
@@ -199,11 +199,24 @@ def _compact(values: list[Any]) -> None:
         runs.add(value, "x")
 
 
+def without_collection(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` with the cyclic collector paused, as the CLI runs a command."""
+
+    def paused() -> Any:
+        gc.disable()
+        try:
+            return fn()
+        finally:
+            gc.enable()
+
+    return paused
+
+
 def stages(base: Path, new: Path) -> list[tuple[str, Callable[[], Any]]]:
     """compare's stages, each timed alone: read+parse+validate, compact, pair, render.
 
-    Each runs as compare runs it, with the cyclic collector paused (see
-    ``_runs.without_collection``), and keeps no more than compare keeps: the parsed
+    Each runs as the ``kernelindex compare`` command runs it, with the cyclic collector
+    paused (the CLI pauses it for a command), and keeps no more than compare keeps: the parsed
     records are dropped as they are read.
     """
     lines = [line for path in (base, new) for line in path.read_bytes().splitlines()]

@@ -420,31 +420,32 @@ def test_provider_filters_compare_providers_of_one_file(run_cli: RunCli, files: 
     assert "-75.0%" in out
 
 
-def test_the_collector_is_paused_while_reading_and_pairing_and_restored_after() -> None:
+def test_the_library_leaves_the_collector_alone_and_the_cli_pauses_it_for_a_command(
+    tmp_path: Path,
+) -> None:
+    """compare in a library caller keeps the caller's collector as it is; the CLI pauses
+    it for the command only, and resumes it after, also when the command fails."""
     import gc
 
-    from kernelindex_sdk._analysis.runs import without_collection
+    from kernelindex_sdk import _cli
 
+    records = tmp_path / "runs.jsonl"
+    write_jsonl(records, [bundle()])
     seen: list[bool] = []
 
-    @without_collection
-    def work(fail: bool) -> None:
+    def spy(args: object, io: object) -> int:
         seen.append(gc.isenabled())
-        if fail:
-            raise RuntimeError("boom")
+        raise KeyboardInterrupt
 
     assert gc.isenabled()
-    work(False)
-    with pytest.raises(RuntimeError):
-        work(True)
-    assert seen == [False, False]
+    cmp.compare(cmp.load_runs([records]), cmp.load_runs([records]))
     assert gc.isenabled()
-    gc.disable()
-    try:
-        work(False)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    parsed = _cli._parser("validate").parse_args(["validate", str(records)])
+    parsed.run = spy
+    streams = _cli.Streams(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.BytesIO())
+    assert _cli._run(parsed, streams) == 130
+    assert seen == [False]
+    assert gc.isenabled()
 
 
 def _rate_run(metric: str, unit: str, value: float) -> dict[str, Any]:

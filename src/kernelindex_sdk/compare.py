@@ -17,7 +17,7 @@ import attrs
 
 from ._analysis import compare_render as _render
 from ._analysis.compare_render import FORMATS
-from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest, without_collection
+from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest
 from ._base import arguments as _arguments
 from ._base.display import short_repr
 from ._base.units import BASE_UNIT, RATE_DIMENSIONS, UNITS
@@ -374,7 +374,6 @@ def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
-@without_collection
 def compare(
     base: Iterable[Any] | RunSet,
     new: Iterable[Any] | RunSet,

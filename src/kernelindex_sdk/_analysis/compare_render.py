@@ -11,7 +11,7 @@ from typing import Any, Final, Protocol
 from .._base.display import csv_cell, markdown_text, printable
 from .._base.noise import NOISY_SPREAD
 from ..errors import ArgumentError
-from .runs import Run, without_collection
+from .runs import Run
 from .tables import markdown_table, spread, text_table
 
 __all__ = ["FORMATS", "noise_legend", "pairs_as_json", "render"]
@@ -57,7 +57,6 @@ class Comparison(Protocol):
     def geomeans(self) -> dict[str, float]: ...
 
 
-@without_collection
 def render(comparison: Comparison, fmt: str = "text") -> str:
     """The comparison in one of :data:`FORMATS`, ending with a newline.
 

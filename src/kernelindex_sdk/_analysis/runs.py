@@ -7,11 +7,9 @@ workload, protocol and environment objects are kept once per digest in a
 
 from __future__ import annotations
 
-import functools
-import gc
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any, Final, NamedTuple, ParamSpec, TypeVar
+from typing import IO, Any, Final, NamedTuple
 
 import attrs
 
@@ -25,12 +23,10 @@ from .._json.converter import as_json
 from ..errors import FileProblem, Problem, SchemaValidationError
 from ..validation import InputRules
 
-__all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set", "without_collection"]
+__all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set"]
 
 #: Metrics read from measurements when a run has no timing, most telling first.
 _METRICS: Final = ("latency", "memory")
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class Stat(NamedTuple):
@@ -295,29 +291,6 @@ def short_digest(digest: str) -> str:
     return digest.split(":", 1)[-1][:12]
 
 
-def without_collection(fn: Callable[P, R]) -> Callable[P, R]:
-    """``fn`` run with the cyclic garbage collector paused, and resumed after if it was on.
-
-    Parsed records, runs, pairs and rendered rows hold no reference cycles, so the
-    collector's passes over 100,000 live runs find nothing: they cost about 8% of
-    reading them and half of pairing them. The few cycles of invalid records' errors
-    are collected once it is back on.
-    """
-
-    @functools.wraps(fn)
-    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            if collecting:
-                gc.enable()
-
-    return paused
-
-
-@without_collection
 def load_runs(
     paths: Iterable[str | Path],
     *,

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import gc
 import io as _io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import IO, Any, Final, NoReturn
 
@@ -190,10 +191,29 @@ def main(
     return _run(args, io)
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused for one command, and resumed after if it was on.
+
+    A command's records, runs, pairs and rows hold no reference cycles, so the
+    collector's passes over 100,000 live objects find nothing: they cost about 8% of
+    reading runs and half of pairing them. The library never does this to a program that
+    embeds it (STYLE.md, the store); the CLI does it in its own process, for the command.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _run(args: argparse.Namespace, io: Streams) -> int:
     """Run the parsed command, mapping its errors to exit statuses."""
     try:
-        status = int(args.run(args, io))
+        with _collector_paused():
+            status = int(args.run(args, io))
         io.stdout.flush()
     except (InputError, LaunchError, BrokenPipeError) as err:
         if reader_gone(err):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .._analysis.runs import without_collection
 from .._base.files import refuse_overwriting_inputs
 from .._base.numbers import MAX_TEXT, parse_integer
 from ..errors import ArgumentError
@@ -40,9 +39,6 @@ def window(text: str) -> int:
     return _integer(text, 1)
 
 
-# Between the library's calls the 10,000 runs of a long series are live and new: with
-# the collector on, its passes over them (they hold no cycles) cost a few ms a command.
-@without_collection
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
     filters: dict[str, Any] = filters_of(args)
     with open_store(args.db, create=False) as store:

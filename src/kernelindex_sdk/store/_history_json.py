@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 
-from .._analysis.runs import without_collection
 from ._rows import RunRow
 from .series import skip_text
 
@@ -238,7 +237,6 @@ def _series_head(h: SeriesHistory) -> dict[str, Any]:
     return found  # type: ignore[no-any-return]
 
 
-@without_collection
 def history_json_text(found: Sequence[SeriesHistory]) -> str:
     """``json.dumps(history_as_json(found))`` and a newline, written faster."""
     # One list joined once: the points are most of the text, copied once.

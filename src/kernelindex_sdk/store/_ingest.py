@@ -23,7 +23,6 @@ from typing import IO, Any, Final
 import attrs
 
 from .. import documents, provenance
-from .._analysis.runs import without_collection
 from .._base.display import display_path, json_safe
 from .._base.timestamps import format_observed_at
 from ..convert import dumps
@@ -718,7 +717,6 @@ def _ingest_file(
 
 # A file's parsed records hold no reference cycles: the collector's passes over them
 # find nothing and cost as much as the inserts.
-@without_collection
 def ingest_paths(
     backend: Backend,
     paths: Iterable[str | Path],

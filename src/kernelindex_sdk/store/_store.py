@@ -13,7 +13,6 @@ from typing import IO, Any, Final
 import attrs
 
 from .. import provenance
-from .._analysis.runs import without_collection
 from .._base.arguments import instance, optional_text, path, path_or_fd, text, texts
 from .._base.files import replace_file
 from ..documents import check_json_lines_target
@@ -146,7 +145,6 @@ class Store:
 
     # 10,000 runs are 10,000 new tuples: the collector's passes over them (they hold no
     # cycles) took as long as reading them.
-    @without_collection
     def rows(
         self,
         *,

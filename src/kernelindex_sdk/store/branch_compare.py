@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from .. import compare as _compare
-from .._analysis.runs import Run, RunSet, Stat, Workload, run_set, without_collection
+from .._analysis.runs import Run, RunSet, Stat, Workload, run_set
 from ..errors import ArgumentError
 from ._rows import RunRow
 from .history import SpecLookup
@@ -193,7 +193,6 @@ def baseline(
     return Baseline(base, notes, hardware)
 
 
-@without_collection
 def compare_to_branch(
     rows: Iterable[RunRow],
     new: Iterable[Any] | RunSet,

@@ -21,7 +21,6 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from .._analysis.runs import without_collection
 from .._base.arguments import instance, integer, records
 from ..errors import ArgumentError
 from ._history_json import history_as_json, history_json_text
@@ -151,7 +150,6 @@ def _explain(series: Series, found: Sequence[ChangePoint], causes: _Causes) -> t
     return tuple(out)
 
 
-@without_collection
 def history(
     rows: Iterable[RunRow],
     *,

@@ -21,7 +21,6 @@ from typing import Any, Final
 
 import attrs
 
-from .._analysis.runs import without_collection
 from .._base.display import printable
 from ..errors import ArgumentError
 from ._rows import RunRow
@@ -217,7 +216,6 @@ _OBSERVED_AT: Final = operator.itemgetter(_OBSERVED)
 _COMMIT_TIME_AT: Final = operator.itemgetter(_COMMIT_TIME)
 
 
-@without_collection
 def group_series(rows: Iterable[RunRow]) -> list[Series]:
     """The series of ``rows``, each in commit order.
 

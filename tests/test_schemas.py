@@ -177,6 +177,7 @@ EXAMPLES = {
     r"^[a-z][a-z0-9_]*$(?!\n)": "latency",
     r"^[A-Za-z0-9_][-A-Za-z0-9_./]*$(?!\n)": "vocab_size",
     r"^[a-z0-9][a-z0-9_-]*$(?!\n)": "nvidia",
+    r"^[A-Za-z][A-Za-z0-9]*$(?!\n)": "SwPowerCap",
 }
 # Look-alikes of ASCII characters that one engine's classes might admit.
 LOOK_ALIKES = {

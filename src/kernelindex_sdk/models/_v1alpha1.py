@@ -278,6 +278,22 @@ class Implementation:
     warps and stages); an extension point, so any key of the allowed form is accepted."""
 
 
+ThrottleReason: TypeAlias = str
+
+
+@attrs.frozen(kw_only=True)
+class SampledRange:
+    """A quantity sampled several times: its smallest, median and largest value (min <=
+    median <= max)."""
+
+    min: float
+    """The smallest value sampled."""
+    median: float
+    """The median of the values sampled."""
+    max: float
+    """The largest value sampled."""
+
+
 @attrs.frozen(kw_only=True)
 class Harness:
     """The program that took the measurements."""
@@ -364,6 +380,55 @@ class Timing:
 
 
 @attrs.frozen(kw_only=True)
+class GpuState:
+    """A GPU's state over the timed loop, as its driver reports it (NVIDIA: NVML)."""
+
+    samples: int
+    """How many times the state was read during the timed loop."""
+    sm_clock_mhz: SampledRange | None = attrs.field(default=None, metadata={"wire": "smClockMhz"})
+    """The SM (graphics) clock over the samples taken, MHz: the smallest, the median and
+    the largest."""
+    memory_clock_mhz: SampledRange | None = attrs.field(
+        default=None, metadata={"wire": "memoryClockMhz"}
+    )
+    """The memory clock over the samples taken, MHz: the smallest, the median and the
+    largest."""
+    applications_sm_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "applicationsSmClockMhz"}
+    )
+    """The SM clock the driver's applications-clocks setting targets, MHz."""
+    applications_memory_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "applicationsMemoryClockMhz"}
+    )
+    """The memory clock the applications-clocks setting targets, MHz."""
+    max_sm_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "maxSmClockMhz"}
+    )
+    """The highest SM clock the GPU supports, MHz."""
+    max_memory_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "maxMemoryClockMhz"}
+    )
+    """The highest memory clock the GPU supports, MHz."""
+    power_w: SampledRange | None = attrs.field(default=None, metadata={"wire": "powerW"})
+    """Power draw over the samples taken, watts: the smallest, the median and the largest."""
+    power_limit_w: float | None = attrs.field(default=None, metadata={"wire": "powerLimitW"})
+    """The power limit the driver enforces, watts."""
+    temperature_c: SampledRange | None = attrs.field(
+        default=None, metadata={"wire": "temperatureC"}
+    )
+    """GPU temperature over the samples taken, degrees Celsius: the smallest, the median
+    and the largest."""
+    throttle_reasons: list[ThrottleReason] | None = attrs.field(
+        default=None, metadata={"wire": "throttleReasons"}
+    )
+    """Every reason the driver gave for holding the clocks down at any sample, by the
+    driver's own name (NVML: SwPowerCap, HwSlowdown, SwThermalSlowdown,
+    HwThermalSlowdown, HwPowerBrakeSlowdown, SyncBoost, ApplicationsClocksSetting,
+    DisplayClockSetting), sorted; an idle GPU's reason (GpuIdle) is left out. Empty:
+    none seen."""
+
+
+@attrs.frozen(kw_only=True)
 class MeasurementMethod:
     """How each value was taken and summarized."""
 
@@ -399,6 +464,42 @@ class EnvironmentSpec:
 
 
 @attrs.frozen(kw_only=True)
+class Conditions:
+    """The state the device was in while the run was timed, sampled during the timed loop
+    (clocks, power, temperature, throttling): an observation, never part of any digest,
+    so two runs of one benchmark keep their digests whatever state they met. A run whose
+    state makes its timing unfit to compare is degraded
+    (kernelindex_sdk.conditions.degraded_reason says why)."""
+
+    gpu: GpuState | None = attrs.field(default=None)
+
+
+@attrs.frozen(kw_only=True)
+class ProtocolSpec:
+    """The content of a protocol; nothing volatile belongs here."""
+
+    harness: Harness
+    measurement: MeasurementMethod
+    correctness: CorrectnessPolicy | None = attrs.field(default=None)
+    comparability: Comparability | None = attrs.field(default=None)
+
+
+@attrs.frozen(kw_only=True)
+class ExecutionEnvironment:
+    """Where runs ran: hardware and software. Its spec's digest is environmentDigest, so it
+    holds nothing volatile."""
+
+    api_version: ApiVersion = attrs.field(
+        default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
+    )
+    kind: Literal["ExecutionEnvironment"] = attrs.field(default="ExecutionEnvironment")
+    """Record kind; always ExecutionEnvironment."""
+    metadata: ObjectMeta
+    spec: EnvironmentSpec
+    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
+
+
+@attrs.frozen(kw_only=True)
 class RunSpec:
     """The content of a run."""
 
@@ -430,32 +531,23 @@ class RunSpec:
     source_native: SourceNative | None = attrs.field(
         default=None, metadata={"wire": "sourceNative"}
     )
+    conditions: Conditions | None = attrs.field(default=None)
     workload: Workload | None = attrs.field(default=None)
     implementation: Implementation | None = attrs.field(default=None)
 
 
 @attrs.frozen(kw_only=True)
-class ProtocolSpec:
-    """The content of a protocol; nothing volatile belongs here."""
-
-    harness: Harness
-    measurement: MeasurementMethod
-    correctness: CorrectnessPolicy | None = attrs.field(default=None)
-    comparability: Comparability | None = attrs.field(default=None)
-
-
-@attrs.frozen(kw_only=True)
-class ExecutionEnvironment:
-    """Where runs ran: hardware and software. Its spec's digest is environmentDigest, so it
-    holds nothing volatile."""
+class BenchmarkProtocol:
+    """How measurements were taken: everything that decides whether two runs' numbers are
+    comparable. Its spec's digest is protocolDigest."""
 
     api_version: ApiVersion = attrs.field(
         default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
     )
-    kind: Literal["ExecutionEnvironment"] = attrs.field(default="ExecutionEnvironment")
-    """Record kind; always ExecutionEnvironment."""
+    kind: Literal["BenchmarkProtocol"] = attrs.field(default="BenchmarkProtocol")
+    """Record kind; always BenchmarkProtocol."""
     metadata: ObjectMeta
-    spec: EnvironmentSpec
+    spec: ProtocolSpec
     schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
 
 
@@ -471,21 +563,6 @@ class BenchmarkRun:
     """Record kind; always BenchmarkRun."""
     metadata: ObjectMeta
     spec: RunSpec
-    schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
-
-
-@attrs.frozen(kw_only=True)
-class BenchmarkProtocol:
-    """How measurements were taken: everything that decides whether two runs' numbers are
-    comparable. Its spec's digest is protocolDigest."""
-
-    api_version: ApiVersion = attrs.field(
-        default="kernelindex.dev/v1alpha1", metadata={"wire": "apiVersion"}
-    )
-    kind: Literal["BenchmarkProtocol"] = attrs.field(default="BenchmarkProtocol")
-    """Record kind; always BenchmarkProtocol."""
-    metadata: ObjectMeta
-    spec: ProtocolSpec
     schema: SchemaReference | None = attrs.field(default=None, metadata={"wire": "$schema"})
 
 

@@ -1,6 +1,6 @@
 """The semantic checks of a common record in one pass: True only where every check passes.
 
-:data:`_semantic.CHECKS` runs ten small functions, each walking the run's measurements
+:data:`_semantic.CHECKS` runs eleven small functions, each walking the run's measurements
 and building pointers as it goes; for a valid record nothing is reported, and most of
 that work is lost. :func:`passes` answers the same question (does any check report a
 problem?) in one walk, for the records compare and validate read by the thousand. It
@@ -40,6 +40,7 @@ _COVERED: Final = (
     _semantic.check_mean_in_range,
     _semantic.check_median_matches,
     _semantic.check_duplicate_measurements,
+    _semantic.check_sampled_ranges,
 )
 # The table as imported, when it is the one taught here (else None).
 _IMPORTED: Final = _semantic.CHECKS if _semantic.CHECKS == _COVERED else None
@@ -95,8 +96,8 @@ def passes(  # noqa: PLR0911, PLR0912, PLR0915
     if checks is not _IMPORTED and checks != _COVERED:
         return False
     spec = run["spec"]
-    # A failed run's rules are left to the table.
-    if spec["status"] == "failed":
+    # A failed run's rules are left to the table, and so are a run's conditions.
+    if spec["status"] == "failed" or "conditions" in spec:
         return False
     # check_observed_at, as _instant.
     if _INSTANT_MATCH(spec["observedAt"]) is None:

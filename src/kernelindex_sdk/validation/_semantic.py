@@ -417,6 +417,25 @@ def check_min_samples(view: RecordView) -> Iterator[Problem]:
         )
 
 
+def check_sampled_ranges(view: RecordView) -> Iterator[Problem]:
+    """Each sampled range of the run's conditions is ordered: min <= median <= max."""
+    if view.run is None:
+        return
+    gpu = view.run["spec"].get("conditions", {}).get("gpu", {})
+    for name, value in gpu.items():
+        if isinstance(value, dict) and {"min", "median", "max"} <= value.keys():
+            low, middle, high = value["min"], value["median"], value["max"]
+            if not low <= middle <= high:
+                yield Problem(
+                    pointer=f"{view.run_at}/spec/conditions/gpu/{name}",
+                    message=(
+                        "expected min <= median <= max, got"
+                        f" {short_repr(low)}, {short_repr(middle)}, {short_repr(high)}"
+                    ),
+                    code="sampled-range",
+                )
+
+
 def _is_instant(text: str) -> bool:
     match = _OBSERVED_AT.fullmatch(text)
     if match is None:
@@ -556,6 +575,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     check_mean_in_range,
     check_median_matches,
     check_duplicate_measurements,
+    check_sampled_ranges,
 )
 #: Run when digests are to be verified.
 DIGEST_CHECK: Final[Check] = check_digests

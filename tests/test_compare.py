@@ -37,11 +37,14 @@ def test_change_of_exactly_the_threshold_is_not_significant() -> None:
     assert cmp.is_significant(stat(100_000), stat(94_999), 0.05)
 
 
-def test_overlapping_or_touching_intervals_are_not_significant() -> None:
+def test_a_change_within_the_runs_spread_is_not_significant() -> None:
+    """The noise of two single runs is what their p20-p80 spreads show: 20% between runs
+    whose middle 60% span 10% and 13% is within 3.29 times it, even with the intervals
+    apart; between runs spanning 1% it is not."""
     base = stat(100_000, 99_000, 110_000)
-    assert not cmp.is_significant(base, stat(120_000, 110_000, 125_000))
-    assert cmp.is_significant(base, stat(120_000, 110_001, 125_000))
-    # A large change whose spread overlaps stays "~".
+    assert not cmp.is_significant(base, stat(120_000, 110_001, 125_000))
+    assert cmp.is_significant(stat(100_000, 99_500, 100_500), stat(120_000, 119_500, 120_500))
+    # A large change whose spread is wider still stays "~".
     assert not cmp.is_significant(base, stat(130_000, 105_000, 140_000))
 
 
@@ -110,11 +113,16 @@ def test_same_provider_with_other_entry_point_is_another_implementation() -> Non
     ]
 
 
-def test_latest_observed_run_stands_for_repeats_and_the_row_says_so() -> None:
+def at_commit(doc: dict[str, Any], commit: str) -> dict[str, Any]:
+    doc["run"]["metadata"]["annotations"] = {"kernelindex.dev/commit": commit}
+    return doc
+
+
+def test_latest_observed_run_stands_for_runs_of_other_commits_and_the_row_says_so() -> None:
     base = [
-        bundle(median=100, observed="2026-11-30T00:00:02.000Z"),
-        bundle(median=300, observed="2026-11-30T00:00:09.000Z"),
-        bundle(median=200, observed="2026-11-30T00:00:05.000Z"),
+        at_commit(bundle(median=100, observed="2026-11-30T00:00:02.000Z"), "a" * 40),
+        at_commit(bundle(median=300, observed="2026-11-30T00:00:09.000Z"), "c" * 40),
+        at_commit(bundle(median=200, observed="2026-11-30T00:00:05.000Z"), "b" * 40),
     ]
     result = cmp.compare(base, [bundle(median=300)])
     (pair,) = result.pairs
@@ -123,6 +131,29 @@ def test_latest_observed_run_stands_for_repeats_and_the_row_says_so() -> None:
     assert pair.base.value.median == 300
     assert pair.notes == ("latest of 3 BASE runs of torch",)
     assert "latest of 3 BASE runs of torch" in cmp.render(result)
+
+
+def test_replicates_of_one_point_are_pooled_and_their_noise_judges_the_pair() -> None:
+    """Three runs of one commit with the same digests are one point measured three times:
+    their medians' median stands for it, and the noise they show (about 10%) keeps a 20%
+    change within it, where three tight runs make the same change count."""
+    loose = [
+        at_commit(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), "a" * 40)
+        for i, m in enumerate((90_000, 100_000, 110_000))
+    ]
+    result = cmp.compare(loose, [bundle(median=120_000)])
+    (pair,) = result.pairs
+    assert pair.base is not None and pair.base.value is not None
+    assert (pair.base.value.median, pair.base.runs) == (100_000, 3)
+    assert pair.notes == ("3 BASE runs of torch pooled (replicates)",)
+    assert pair.verdict is not None and pair.verdict.kind == "same"
+    assert "replicates, 2 df" in pair.verdict.reason
+    tight = [
+        at_commit(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), "a" * 40)
+        for i, m in enumerate((99_900, 100_000, 100_100))
+    ]
+    (pair,) = cmp.compare(tight, [bundle(median=120_000)]).pairs
+    assert pair.verdict is not None and pair.verdict.kind == "regression"
 
 
 def test_other_environment_is_unpaired_with_the_field_that_differs() -> None:
@@ -372,13 +403,15 @@ def test_json_is_a_list_of_pairs_with_the_documented_keys(run_cli: RunCli, files
     paired, unpaired = json.loads(out)
     assert set(paired) == {
         "workload", "operation", "pass", "parameters", "workloadDigest", "metric", "unit",
-        "base", "new", "ratio", "significant", "notes", "unpaired", "problem",
+        "base", "new", "ratio", "significant", "notes", "unpaired", "problem", "verdict",
+        "evidence",
     }  # fmt: skip
     assert set(paired["base"]) == {
         "run", "source", "status", "failure", "observedAt", "provider", "entryPoint",
         "implementationDigest", "protocolDigest", "environmentDigest", "median", "p20", "p80",
-        "noisy",
+        "noisy", "samples", "runs", "degraded",
     }  # fmt: skip
+    assert paired["verdict"] == "improvement"
     assert paired["ratio"] == pytest.approx(0.9)
     assert paired["significant"] is True
     assert paired["unpaired"] is None

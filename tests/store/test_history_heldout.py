@@ -229,7 +229,8 @@ def test_control_characters_are_escaped_in_text_and_markdown() -> None:
             i,
             1e6 * (1.2 if i >= 2 else 1.0),
             labels={"v\x1b[31m": f"{i >= 2}\n"},
-            commit="c\r",
+            # One commit per run: runs of one commit would be replicates of one point.
+            commit=f"c\r{i}",
             hardware="GPU\x07\u2028",
             provider="t\x00",
         )
@@ -247,7 +248,7 @@ def test_control_characters_are_escaped_in_text_and_markdown() -> None:
         # Markdown escapes the escape's backslash too: it renders as GPU\x07\u2028.
         shown = text if fmt == "text" else text.replace("\\\\", "\\")
         assert "GPU\\x07\\u2028" in shown
-    assert json.loads(render_history(found, "json"))["series"][0]["points"][0]["commit"] == "c\r"
+    assert json.loads(render_history(found, "json"))["series"][0]["points"][0]["commit"] == "c\r0"
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])

@@ -66,7 +66,7 @@ class Change:
         before_ns: The level before the step, in ns.
         after_ns: The level after it, in ns.
         p_value: The test's p-value; None when the series was too short to test.
-        tested: False when compare's rule between two neighbours decided (short series).
+        tested: False when the verdict between two neighbours decided (short series).
         run: The name of the first run after the step.
         commit: That run's commit, when recorded.
         verdict: The one verdict on the levels either side of the step

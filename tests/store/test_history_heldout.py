@@ -37,7 +37,7 @@ SPECS: dict[tuple[str, str], Mapping[str, Any]] = {
 }
 CHANGE_KEYS = {
     "index", "commit", "run", "ratio", "direction", "cause", "differences", "before", "after",
-    "pValue", "tested",
+    "pValue", "tested", "verdict", "evidence", "causes", "movedWith",
 }  # fmt: skip
 
 
@@ -94,6 +94,9 @@ def test_json_change_names_its_cause_exactly(
     assert change["run"] == rows[change["index"]].name
     assert change["commit"] == rows[change["index"]].commit
     assert (change["cause"], change["direction"], change["tested"]) == (cause, "faster", True)
+    assert change["causes"] == [cause]
+    # 6% faster, well past the noise: an improvement by the one verdict.
+    assert change["verdict"] == "improvement"
     assert change["ratio"] == pytest.approx(0.94, abs=0.01)
     got = [[d["object"], d["field"], d["before"], d["after"]] for d in change["differences"]]
     assert got == differences

@@ -42,7 +42,9 @@ def window(text: str) -> int:
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
     filters: dict[str, Any] = filters_of(args)
     with open_store(args.db, create=False) as store:
-        found = history(store.rows(**filters), spec=store.spec)
+        found = history(
+            store.rows(**filters), spec=store.spec, include_degraded=args.include_degraded
+        )
     say = notice(io)
     for line in skipped_notices(found):
         say(line)
@@ -93,6 +95,7 @@ def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
             spec=store.spec,
             branch=args.history,
             threshold=args.threshold / 100,
+            include_degraded=args.include_degraded,
         )
     return verdict(args, io, result, invalid)
 
@@ -127,9 +130,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " binary segmentation with a Student t test (p < 0.001, Bonferroni over the"
             " splits; a circular test finds a step there and back; outlying runs weigh"
             " less), each step with its cause (implementation, environment, labels or"
-            " unexplained). Series shorter than 6 points are judged step by step with"
-            " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
-            " 2 when the store cannot be opened, or on usage errors."
+            " unexplained). Runs of one commit with the same digests are replicates, pooled"
+            " into one point. Series shorter than 6 points are judged step by step with"
+            " the one verdict. Failed runs are listed apart: they carry no timing; degraded"
+            " points too, unless --include-degraded. Exits 0; 2 when the store cannot be"
+            " opened, or on usage errors."
         ),
     )
     add_filters(hist)
@@ -144,5 +149,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     hist.add_argument(
         "--changed", action="store_true", help="only the series that have change points"
+    )
+    hist.add_argument(
+        "--include-degraded",
+        action="store_true",
+        help="look for change points in degraded points too (default: listed, never judged)",
     )
     hist.set_defaults(run=_cmd_history)

@@ -2,11 +2,19 @@
 
 ``kernelindex compare --history BRANCH NEW`` pairs each NEW run with the series of the
 same workload, implementation (provider and entry point), protocol and GPU on BRANCH,
-and compares it with the series' latest point, or with the median of its last N points
-(``window``): the median, p20 and p80 of the base are then each the median of those
-points' own. Pairing, the significance rule, the formats and the regression gate are
-``kernelindex compare``'s own: this module only builds the base side from the store's
-columns, so no stored record text is parsed.
+and compares it with the series' latest point (its replicates pooled), or with the median
+of its last N points (``window``): the median, p20 and p80 of the base are then each the
+median of those points' own. The verdict knows the series' noise: what its replicates
+show, else the scatter between its points.
+
+NEW is never its own base: the stored runs that are NEW's records (the same names, as
+when NEW was ingested before the check) and the runs of NEW's own commit (a CI job run
+again) are left out of the series first, and the note says how many. A degraded point is
+passed over for the latest fit one.
+
+Pairing, the formats and the regression gate are ``kernelindex compare``'s own: this
+module only builds the base side from the store's columns, so no stored record text is
+parsed.
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ import attrs
 from .. import compare as _compare
 from .._analysis.runs import Run, RunSet, Stat, Workload, run_set
 from ..errors import ArgumentError
+from ..verdict import Noise
 from ._rows import RunRow
-from .history import SpecLookup
+from .history import Line, SpecLookup
 from .series import Series, SeriesKey, group_series
 
 __all__ = ["Baseline", "baseline", "compare_to_branch"]
@@ -36,11 +45,14 @@ class Baseline:
             last points (``window``).
         notes: Per base run name, what the base is (``main: latest of 12 point(s)...``).
         hardware: Per base run name, its series' GPU.
+        noise: Per base run name, the series' noise (its replicates', else the scatter
+            between its points), when known.
     """
 
     runs: RunSet
     notes: dict[str, str]
     hardware: dict[str, str]
+    noise: dict[str, Noise | None] = attrs.field(factory=dict)
 
 
 def _hardware(run: Run, new: RunSet) -> str:
@@ -83,7 +95,7 @@ def _chosen(
         yield from same or found[-1:]
 
 
-def _median(values: list[int | None]) -> float | None:
+def _median(values: list[Any]) -> float | None:
     known = [v for v in values if v is not None]
     return None if len(known) < len(values) or not known else float(statistics.median(known))
 
@@ -102,19 +114,53 @@ def _workload(spec: SpecLookup | None, digest: str, row: RunRow) -> Workload | N
     )
 
 
-def _base_run(series: Series, window: int, workload: Workload | None, branch: str) -> Run:
-    shown = series.points[-window:]
-    latest = shown[-1]
-    if len(shown) == 1:
-        value = Stat("latency", "ns", float(latest.median_ns or 0), latest.p20_ns, latest.p80_ns)
+@attrs.frozen
+class _Base:
+    """The base of one series: its chosen points and what they pool."""
+
+    line: Line
+    chosen: list[int]
+    left_out: int
+    passed_over: int
+
+    @property
+    def latest(self) -> RunRow:
+        line = self.line
+        return line.series.points[line.groups[self.chosen[-1]][0]]
+
+
+def _choose(
+    series: Series, window: int, new_names: set[str], new_commits: set[str]
+) -> _Base | None:
+    """The base points of ``series``: NEW's own runs left out, degraded points passed over."""
+    points = series.points
+    mine = [r for r in points if r.name not in new_names and r.commit not in new_commits]
+    if not mine:
+        return None
+    line = Line.of(attrs.evolve(series, points=tuple(mine)))
+    fit = [g for g in range(len(line.groups)) if line.degraded[g] is None]
+    # Every point degraded: the latest stands, and the verdict says degraded.
+    chosen = fit[-window:] if fit else [len(line.groups) - 1]
+    passed = sum(1 for g in range(len(line.groups)) if g > chosen[-1])
+    return _Base(line, chosen, len(points) - len(mine), passed)
+
+
+def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
+    line, chosen = base.line, base.chosen
+    latest = base.latest
+    if len(chosen) == 1:
+        point = line.point(chosen[0])
+        value = Stat("latency", "ns", float(point.median), point.p20, point.p80)
+        runs, degraded = point.runs, point.degraded
     else:
         value = Stat(
             "latency",
             "ns",
-            float(statistics.median(p.median_ns or 0 for p in shown)),
-            _median([p.p20_ns for p in shown]),
-            _median([p.p80_ns for p in shown]),
+            float(statistics.median(line.medians[g] for g in chosen)),
+            _median([line.lows[g] for g in chosen]),
+            _median([line.highs[g] for g in chosen]),
         )
+        runs, degraded = len(chosen), None
     return Run(
         f"{branch}: {latest.name}",
         latest.name,
@@ -129,16 +175,30 @@ def _base_run(series: Series, window: int, workload: Workload | None, branch: st
         latest.entry_point,
         None,
         value,
+        None,
+        None,
+        degraded,
+        latest.commit,
+        runs,
     )
 
 
-def _note(series: Series, window: int, branch: str) -> str:
-    shown = series.points[-window:]
-    commit = shown[-1].commit
+def _note(base: _Base, window: int, branch: str) -> str:
+    line = base.line
+    count = len(line.groups)
+    commit = base.latest.commit
     at = "" if commit is None else f", commit {commit[:12]}"
-    if len(shown) == 1:
-        return f"{branch}: latest of {len(series.points)} point(s){at}"
-    return f"{branch}: median of its last {len(shown)} point(s){at}"
+    if len(base.chosen) == 1:
+        runs = line.runs[base.chosen[0]]
+        pooled = f" ({runs} runs pooled)" if runs > 1 else ""
+        text = f"{branch}: latest of {count} point(s){at}{pooled}"
+    else:
+        text = f"{branch}: median of its last {len(base.chosen)} point(s){at}"
+    if base.passed_over:
+        text += f"; {base.passed_over} later degraded point(s) passed over"
+    if base.left_out:
+        text += f"; {base.left_out} run(s) of NEW itself left out"
+    return text
 
 
 def baseline(
@@ -167,17 +227,24 @@ def baseline(
     if window < 1:
         raise ArgumentError(argument="window", reason=f"expected an integer >= 1, got {window!r}")
     wanted = _wanted(new)
+    new_names = {r.name for r in new.runs}
+    new_commits = {r.commit for r in new.runs if r.commit is not None}
     base = RunSet()
     notes: dict[str, str] = {}
     hardware: dict[str, str] = {}
+    noise: dict[str, Noise | None] = {}
     seen_objects: set[str] = set()
     for series in _chosen(group_series(rows), wanted):
         key: SeriesKey = series.key
-        latest = series.points[-1]
-        run = _base_run(series, window, _workload(spec, key.workload_digest, latest), branch)
+        chosen = _choose(series, window, new_names, new_commits)
+        if chosen is None:
+            continue
+        latest = chosen.latest
+        run = _base_run(chosen, _workload(spec, key.workload_digest, latest), branch)
         base.runs.append(run)
-        notes[run.name] = _note(series, window, branch)
+        notes[run.name] = _note(chosen, window, branch)
         hardware[run.name] = key.hardware
+        noise[run.name] = chosen.line.noise()
         if spec is None:
             continue
         for kind, digest in (
@@ -190,7 +257,7 @@ def baseline(
                 found = spec(kind, digest)
                 if found is not None:
                     base.objects[digest] = found
-    return Baseline(base, notes, hardware)
+    return Baseline(base, notes, hardware, noise)
 
 
 def compare_to_branch(
@@ -201,13 +268,17 @@ def compare_to_branch(
     spec: SpecLookup | None = None,
     branch: str = "BRANCH",
     threshold: float = _compare.DEFAULT_THRESHOLD,
+    include_degraded: bool = False,
 ) -> _compare.Comparison:
     """Compare NEW with each matching series' latest point(s) on a branch.
 
-    Runs pair as in :func:`kernelindex_sdk.compare.compare` across environments (a
-    series keeps its GPU but not its driver or torch: a row whose environments differ
-    says so), each NEW run only with the series of its own GPU. Each pair notes what its
-    base is (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
+    NEW's own records and the runs of its commit are left out of the series first, so
+    that NEW is never compared with itself (ingested before the check, or a job run
+    again); the verdict knows each series' noise. Runs pair as in
+    :func:`kernelindex_sdk.compare.compare` across environments (a series keeps its GPU
+    but not its driver or torch: a row whose environments differ says so), each NEW run
+    only with the series of its own GPU. Each pair notes what its base is
+    (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
 
     Args:
         rows: The branch's runs (``Store.rows(branch=...)``), failed ones included.
@@ -216,6 +287,7 @@ def compare_to_branch(
         spec: ``Store.spec``, for labels and the reasons of unpaired runs.
         branch: The branch's name, as the notes show it.
         threshold: compare's threshold (0.05 = 5%).
+        include_degraded: Judge degraded runs too (by default such a pair says degraded).
 
     Returns:
         compare's :class:`~kernelindex_sdk.compare.Comparison`, BASE being the branch.
@@ -242,12 +314,23 @@ def compare_to_branch(
         sides_of = gpus.get(found.hardware[run.name])
         if sides_of is not None:
             sides_of[0].runs.append(run)
-    parts = [
-        _compare.compare(b, n, threshold=threshold, across_environments=True)
-        for b, n in gpus.values()
-    ]
+
+    def noise_of(base_runs: list[Run], _new: list[Run]) -> Noise | None:
+        return found.noise.get(base_runs[-1].name)
+
+    def check(b: RunSet, n: RunSet) -> _compare.Comparison:
+        return _compare.compare(
+            b,
+            n,
+            threshold=threshold,
+            across_environments=True,
+            include_degraded=include_degraded,
+            noise_of=noise_of,
+        )
+
+    parts = [check(b, n) for b, n in gpus.values()]
     if not parts:
-        parts = [_compare.compare(base, new_set, threshold=threshold, across_environments=True)]
+        parts = [check(base, new_set)]
     pairs = [
         attrs.evolve(p, notes=(found.notes[p.base.name], *p.notes)) if p.base is not None else p
         for c in parts

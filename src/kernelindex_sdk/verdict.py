@@ -38,6 +38,7 @@ import attrs
 from .errors import ArgumentError
 
 __all__ = [
+    "BASELINE_LABEL",
     "CREDIBLE_Z",
     "DEFAULT_THRESHOLD",
     "DEGRADED",
@@ -59,6 +60,12 @@ __all__ = [
     "upper_sd",
 ]
 
+#: The run label that names a run's baseline: the provider, measured in the same sweep
+#: (same commit, environment and workload), that its relative series divides it by
+#: (``liger`` over ``huggingface``, ``triton`` over ``torch``). Set by the producer: the
+#: harness and the Liger importer set it; ``kernelindex history --baseline`` for runs
+#: without it. A label, not identity: no digest covers it.
+BASELINE_LABEL: Final = "kernelindex.dev/baseline"
 #: A change smaller than this fraction of the base is never counted (``--threshold 5``).
 DEFAULT_THRESHOLD: Final = 0.05
 #: How many noise standard deviations a change must pass: two-sided 0.1% of a Gaussian.

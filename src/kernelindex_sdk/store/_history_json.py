@@ -21,7 +21,7 @@ from .series import row_degraded, skip_text
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
 
-__all__ = ["history_as_json", "history_json_text", "number_text"]
+__all__ = ["change_json", "history_as_json", "history_json_text", "number_text"]
 
 # json's own string encoder (C): quotes and escapes one string as JSON.
 _STRING: Final = json.encoder.encode_basestring
@@ -154,7 +154,7 @@ def _point_json(row: RunRow) -> dict[str, Any]:
     }
 
 
-def _change_json(change: Change) -> dict[str, Any]:
+def change_json(change: Change) -> dict[str, Any]:
     return {
         "index": change.index,
         "commit": change.commit,
@@ -224,7 +224,7 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
                 else {"sd": h.noise.sd, "df": h.noise.df, "source": h.noise.source},
                 "replicates": [[a, b - a] for a, b in h.groups if b - a > 1],
                 "degraded": _degraded_json(h.series.points),
-                "changes": [_change_json(c) for c in h.changes],
+                "changes": [change_json(c) for c in h.changes],
             }
         )
     return {"series": series}

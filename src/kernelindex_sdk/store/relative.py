@@ -1,0 +1,394 @@
+"""Relative series: each implementation over its baseline measured in the same sweep.
+
+Runs on one commit, one environment and one workload, made by different implementations
+in one sweep (Liger against huggingface, ours against torch), can be divided (DESIGN.md,
+"Co-measured baselines"). Their ratio survives a change of GPU, which starts a new series
+of absolute times: so a code change measured first on new hardware stays visible here.
+
+Which provider is a run's baseline is explicit, never guessed from a name: the run's
+label :data:`kernelindex_sdk.verdict.BASELINE_LABEL` (``kernelindex.dev/baseline``),
+which the harness and the Liger importer set, or the ``baseline`` argument (``kernelindex
+history --baseline PROVIDER``) for runs without the label.
+
+A relative series is keyed by workload, provider and entry point, protocol and baseline
+(not by GPU). Its points are the commits where both were measured in one environment: the
+implementation's point over the baseline's (replicates pooled on each side), in commit
+order. Its change points are found as any series' are, and a change names every cause:
+the implementation's code, the baseline's code (``baseline``), the GPU (``hardware``), the
+machine's software (``environment``) or the labels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import attrs
+
+from ..verdict import BASELINE_LABEL, Noise, Point, Verdict, judge, scatter_noise
+from ._history_causes import Causes, explain
+from ._history_json import change_json
+from ._history_types import Change, Difference
+from ._rows import RunRow
+from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
+from .history import Line, SpecLookup
+from .series import Series, utc_instant
+
+__all__ = [
+    "RelativeHistory",
+    "RelativeKey",
+    "RelativePoint",
+    "RelativeSeries",
+    "relative_as_json",
+    "relative_history",
+    "relative_series",
+]
+
+#: The order of a relative change's causes, most specific first.
+_ORDER: Final = ("implementation", "baseline", "hardware", "environment", "labels")
+
+
+@attrs.frozen(order=True)
+class RelativeKey:
+    """What the points of one relative series share.
+
+    Attributes:
+        workload_digest: The workload digest.
+        provider: The implementation's provider.
+        entry_point: Its entry point ("" when absent).
+        protocol_digest: The protocol digest.
+        baseline: The baseline's provider.
+    """
+
+    workload_digest: str
+    provider: str
+    entry_point: str
+    protocol_digest: str
+    baseline: str
+
+
+@attrs.frozen
+class RelativePoint:
+    """One commit of a relative series: the implementation's point over the baseline's.
+
+    Attributes:
+        run: The implementation's run (the first of its replicates at that commit).
+        baseline: The baseline's run, likewise.
+        ratio: The implementation's median over the baseline's (below 1: faster).
+        p20: The ratio less half the two points' p20-p80 spreads combined (None when
+            either has none).
+        p80: The ratio plus as much.
+        runs: The fewer runs the two points pool.
+        degraded: Why either point is unfit to compare, or None.
+    """
+
+    run: RunRow
+    baseline: RunRow
+    ratio: float
+    p20: float | None
+    p80: float | None
+    runs: int = 1
+    degraded: str | None = None
+
+    @property
+    def hardware(self) -> str | None:
+        """The GPU both were measured on."""
+        return self.run.hardware
+
+
+@attrs.frozen
+class RelativeSeries:
+    """The points of one relative series, in commit order.
+
+    Attributes:
+        key: What its points share.
+        points: Its points, oldest first.
+    """
+
+    key: RelativeKey
+    points: tuple[RelativePoint, ...]
+
+    @property
+    def hardware(self) -> tuple[str, ...]:
+        """The GPUs it was measured on, in the order first met."""
+        return tuple(dict.fromkeys(p.hardware or "" for p in self.points))
+
+
+def _ratio(a: Point, b: Point) -> tuple[float, float | None, float | None]:
+    ratio = a.median / b.median
+    sa, sb = a.spread, b.spread
+    if sa is None or sb is None:
+        return ratio, None, None
+    half = 0.5 * math.hypot(sa, sb)
+    return ratio, ratio * math.exp(-half), ratio * math.exp(half)
+
+
+def _baseline_of(row: RunRow, default: str | None) -> str | None:
+    return row.labels.get(BASELINE_LABEL, default)
+
+
+def relative_series(
+    grouped: Sequence[Series], *, baseline: str | None = None
+) -> list[RelativeSeries]:
+    """The relative series of ``grouped`` (each implementation over its baseline).
+
+    Args:
+        grouped: Series, as :func:`~.series.group_series` gives them.
+        baseline: The baseline provider of runs that carry no ``kernelindex.dev/baseline``
+            label (None: such runs have no relative series).
+
+    Returns:
+        One :class:`RelativeSeries` per key that has at least one point, sorted by key.
+    """
+    wanted = [
+        s
+        for s in grouped
+        if s.points
+        and any(
+            (b := _baseline_of(r, baseline)) is not None and b != s.key.provider for r in s.points
+        )
+    ]
+    if not wanted:
+        return []
+    # Every point of every series, by where and when it was measured.
+    lines = {id(s): Line.of(s) for s in grouped if s.points}
+    index: dict[tuple[str, ...], tuple[Line, int]] = {}
+    for s in grouped:
+        if not s.points:
+            continue
+        line = lines[id(s)]
+        k = s.key
+        for g, (start, _) in enumerate(line.groups):
+            row = s.points[start]
+            if row.commit is None:
+                continue
+            where = (
+                k.workload_digest,
+                k.protocol_digest,
+                k.hardware,
+                k.provider,
+                row.commit,
+                row.environment_digest,
+            )
+            index.setdefault(where, (line, g))
+    found: dict[RelativeKey, list[tuple[tuple[str, str, str], RelativePoint]]] = {}
+    for s in wanted:
+        line = lines[id(s)]
+        k = s.key
+        for g, (start, _) in enumerate(line.groups):
+            row = s.points[start]
+            reference = _baseline_of(row, baseline)
+            if row.commit is None or reference is None or reference == k.provider:
+                continue
+            other = index.get(
+                (
+                    k.workload_digest,
+                    k.protocol_digest,
+                    k.hardware,
+                    reference,
+                    row.commit,
+                    row.environment_digest,
+                )
+            )
+            if other is None:
+                continue
+            theirs, h = other
+            mine, base = line.point(g), theirs.point(h)
+            ratio, low, high = _ratio(mine, base)
+            marks = sorted({d for d in (mine.degraded, base.degraded) if d})
+            point = RelativePoint(
+                run=row,
+                baseline=theirs.series.points[theirs.groups[h][0]],
+                ratio=ratio,
+                p20=low,
+                p80=high,
+                runs=min(mine.runs, base.runs),
+                degraded="; ".join(marks) or None,
+            )
+            key = RelativeKey(
+                k.workload_digest, k.provider, k.entry_point, k.protocol_digest, reference
+            )
+            order = (utc_instant(row.order_key), row.observed_at, row.name)
+            found.setdefault(key, []).append((order, point))
+    out = []
+    for key in sorted(found):
+        members = sorted(found[key], key=lambda e: e[0])
+        out.append(RelativeSeries(key, tuple(p for _, p in members)))
+    return out
+
+
+@attrs.frozen
+class RelativeHistory:
+    """One relative series with its change points.
+
+    Attributes:
+        series: The relative series.
+        changes: Its change points, oldest first (``index`` into its points).
+        tested: Whether it was long enough for the test.
+        noise: The scatter between its neighbouring points, when it has enough.
+        workload: The workload object when stored.
+    """
+
+    series: RelativeSeries
+    changes: tuple[Change, ...]
+    tested: bool
+    noise: Noise | None = None
+    workload: Any = None
+
+    @property
+    def key(self) -> RelativeKey:
+        """What its points share."""
+        return self.series.key
+
+    @property
+    def label(self) -> str:
+        """``operation pass name=value ...``: the workload, every parameter shown."""
+        first = self.series.points[0].run
+        parts = [first.operation or "workload", first.pass_ or ""]
+        if isinstance(self.workload, dict):
+            params = self.workload.get("parameters", {})
+            parts += [f"{k}={params[k]}" for k in sorted(params)]
+        return " ".join(p for p in parts if p)
+
+    @property
+    def title(self) -> str:
+        """``provider over baseline``."""
+        k = self.key
+        who = k.provider if not k.entry_point else f"{k.provider} ({k.entry_point})"
+        return f"{who} over {k.baseline}"
+
+
+def _between(
+    causes: Causes, a: RelativePoint, b: RelativePoint
+) -> tuple[list[str], list[Difference]]:
+    """The causes and differences of a step from point ``a`` to point ``b``."""
+    found: list[str] = []
+    differences: list[Difference] = []
+    mine, mine_diff = causes.between(a.run, b.run)
+    theirs, theirs_diff = causes.between(a.baseline, b.baseline, kind="baseline")
+    if a.hardware != b.hardware:
+        found.append("hardware")
+        differences.append(Difference("hardware", "hardware.product", a.hardware, b.hardware))
+        # The environment digest moves with the GPU: the GPU is the cause named.
+        mine = [c for c in mine if c != "environment"]
+        theirs = [c for c in theirs if c != "environment"]
+        mine_diff = [d for d in mine_diff if d.object != "environment"]
+        theirs_diff = [d for d in theirs_diff if d.object != "environment"]
+    found += mine + [c for c in theirs if c not in ("labels", "environment")]
+    differences += mine_diff + [d for d in theirs_diff if d.object == "baseline"]
+    ordered = [c for c in _ORDER if c in found]
+    return ordered, differences
+
+
+def relative_history(
+    grouped: Sequence[Series],
+    *,
+    spec: SpecLookup | None = None,
+    baseline: str | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    min_segment: int = DEFAULT_MIN_SEGMENT,
+    include_degraded: bool = False,
+) -> list[RelativeHistory]:
+    """The relative series of ``grouped`` and their change points, each with its causes.
+
+    Args:
+        grouped: Series, as :func:`~.series.group_series` gives them.
+        spec: ``Store.spec``, so that a cause names the fields that changed.
+        baseline: The baseline of runs without the label (see :func:`relative_series`).
+        alpha: As for :func:`~.history.history`.
+        min_segment: As for :func:`~.history.history`.
+        include_degraded: Look for change points in degraded points too.
+
+    Returns:
+        One :class:`RelativeHistory` per relative series.
+    """
+    causes = Causes(spec)
+    out = []
+    for series in relative_series(grouped, baseline=baseline):
+        h = _one(series, causes, alpha, min_segment, include_degraded)
+        workload = None if spec is None else spec("workload", series.key.workload_digest)
+        out.append(attrs.evolve(h, workload=None if workload is None else dict(workload)))
+    return out
+
+
+def _one(
+    series: RelativeSeries,
+    causes: Causes,
+    alpha: float,
+    min_segment: int,
+    include_degraded: bool,
+) -> RelativeHistory:
+    points = series.points
+    kept = [i for i, p in enumerate(points) if include_degraded or p.degraded is None]
+    ratios = [points[i].ratio for i in kept]
+    noise = scatter_noise(ratios)
+    found = find_change_points(
+        ratios,
+        [points[i].p20 for i in kept],
+        [points[i].p80 for i in kept],
+        alpha=alpha,
+        min_segment=min_segment,
+        runs=[points[i].runs for i in kept],
+        noise=noise,
+    )
+
+    def point(j: int) -> Point:
+        p = points[kept[j]]
+        return Point(median=p.ratio, p20=p.p20, p80=p.p80, runs=p.runs)
+
+    def verdict_of(cp: ChangePoint, at: int) -> Verdict:
+        if not cp.tested:
+            return judge(point(at - 1), point(at), noise=noise)
+        before = Point(median=cp.before, runs=max(1, at))
+        return judge(before, Point(median=cp.after, runs=max(1, len(kept) - at)), noise=noise)
+
+    changes = explain(
+        found,
+        len(kept),
+        lambda j: _between(causes, points[kept[j - 1]], points[kept[j]]),
+        lambda j: points[kept[j]].run,
+        verdict_of,
+    )
+    return RelativeHistory(
+        series=series,
+        changes=tuple(attrs.evolve(c, index=kept[c.index]) for c in changes),
+        tested=len(kept) >= 2 * min_segment,
+        noise=noise,
+    )
+
+
+def relative_as_json(found: Sequence[RelativeHistory]) -> list[dict[str, Any]]:
+    """The relative series in the JSON form of ``kernelindex history`` (docs/history.md)."""
+    out = []
+    for h in found:
+        k = h.key
+        out.append(
+            {
+                "label": h.label,
+                "workloadDigest": k.workload_digest,
+                "provider": k.provider,
+                "entryPoint": k.entry_point or None,
+                "baseline": k.baseline,
+                "protocolDigest": k.protocol_digest,
+                "hardware": list(h.series.hardware),
+                "tested": h.tested,
+                "points": [
+                    {
+                        "commit": p.run.commit,
+                        "commitTime": p.run.commit_time,
+                        "hardware": p.hardware,
+                        "run": p.run.name,
+                        "baselineRun": p.baseline.name,
+                        "ratio": p.ratio,
+                        "p20": p.p20,
+                        "p80": p.p80,
+                        "runs": p.runs,
+                        "degraded": p.degraded,
+                    }
+                    for p in h.series.points
+                ],
+                "changes": [change_json(c) for c in h.changes],
+            }
+        )
+    return out

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
-from ..verdict import BASELINE_LABEL, Noise, Point, Verdict, judge, scatter_noise
+from ..verdict import BASELINE_LABEL, Point, Verdict, judge, scatter_noise
 from ._history_causes import Causes, explain
-from ._history_json import change_json
-from ._history_types import Change, Difference
+from ._history_types import Difference
+from ._relative_render import relative_as_json, relative_json_text, relative_table
+from ._relative_types import RelativeHistory, RelativeKey, RelativePoint, RelativeSeries
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
 from .history import Line, SpecLookup
@@ -42,77 +43,13 @@ __all__ = [
     "RelativeSeries",
     "relative_as_json",
     "relative_history",
+    "relative_json_text",
     "relative_series",
+    "relative_table",
 ]
 
 #: The order of a relative change's causes, most specific first.
 _ORDER: Final = ("implementation", "baseline", "hardware", "environment", "labels")
-
-
-@attrs.frozen(order=True)
-class RelativeKey:
-    """What the points of one relative series share.
-
-    Attributes:
-        workload_digest: The workload digest.
-        provider: The implementation's provider.
-        entry_point: Its entry point ("" when absent).
-        protocol_digest: The protocol digest.
-        baseline: The baseline's provider.
-    """
-
-    workload_digest: str
-    provider: str
-    entry_point: str
-    protocol_digest: str
-    baseline: str
-
-
-@attrs.frozen
-class RelativePoint:
-    """One commit of a relative series: the implementation's point over the baseline's.
-
-    Attributes:
-        run: The implementation's run (the first of its replicates at that commit).
-        baseline: The baseline's run, likewise.
-        ratio: The implementation's median over the baseline's (below 1: faster).
-        p20: The ratio less half the two points' p20-p80 spreads combined (None when
-            either has none).
-        p80: The ratio plus as much.
-        runs: The fewer runs the two points pool.
-        degraded: Why either point is unfit to compare, or None.
-    """
-
-    run: RunRow
-    baseline: RunRow
-    ratio: float
-    p20: float | None
-    p80: float | None
-    runs: int = 1
-    degraded: str | None = None
-
-    @property
-    def hardware(self) -> str | None:
-        """The GPU both were measured on."""
-        return self.run.hardware
-
-
-@attrs.frozen
-class RelativeSeries:
-    """The points of one relative series, in commit order.
-
-    Attributes:
-        key: What its points share.
-        points: Its points, oldest first.
-    """
-
-    key: RelativeKey
-    points: tuple[RelativePoint, ...]
-
-    @property
-    def hardware(self) -> tuple[str, ...]:
-        """The GPUs it was measured on, in the order first met."""
-        return tuple(dict.fromkeys(p.hardware or "" for p in self.points))
 
 
 def _ratio(a: Point, b: Point) -> tuple[float, float | None, float | None]:
@@ -218,47 +155,6 @@ def relative_series(
     return out
 
 
-@attrs.frozen
-class RelativeHistory:
-    """One relative series with its change points.
-
-    Attributes:
-        series: The relative series.
-        changes: Its change points, oldest first (``index`` into its points).
-        tested: Whether it was long enough for the test.
-        noise: The scatter between its neighbouring points, when it has enough.
-        workload: The workload object when stored.
-    """
-
-    series: RelativeSeries
-    changes: tuple[Change, ...]
-    tested: bool
-    noise: Noise | None = None
-    workload: Any = None
-
-    @property
-    def key(self) -> RelativeKey:
-        """What its points share."""
-        return self.series.key
-
-    @property
-    def label(self) -> str:
-        """``operation pass name=value ...``: the workload, every parameter shown."""
-        first = self.series.points[0].run
-        parts = [first.operation or "workload", first.pass_ or ""]
-        if isinstance(self.workload, dict):
-            params = self.workload.get("parameters", {})
-            parts += [f"{k}={params[k]}" for k in sorted(params)]
-        return " ".join(p for p in parts if p)
-
-    @property
-    def title(self) -> str:
-        """``provider over baseline``."""
-        k = self.key
-        who = k.provider if not k.entry_point else f"{k.provider} ({k.entry_point})"
-        return f"{who} over {k.baseline}"
-
-
 def _between(
     causes: Causes, a: RelativePoint, b: RelativePoint
 ) -> tuple[list[str], list[Difference]]:
@@ -277,7 +173,7 @@ def _between(
         theirs_diff = [d for d in theirs_diff if d.object != "environment"]
     found += mine + [c for c in theirs if c not in ("labels", "environment")]
     differences += mine_diff + [d for d in theirs_diff if d.object == "baseline"]
-    ordered = [c for c in _ORDER if c in found]
+    ordered: list[str] = [c for c in _ORDER if c in found]
     return ordered, differences
 
 
@@ -356,39 +252,3 @@ def _one(
         tested=len(kept) >= 2 * min_segment,
         noise=noise,
     )
-
-
-def relative_as_json(found: Sequence[RelativeHistory]) -> list[dict[str, Any]]:
-    """The relative series in the JSON form of ``kernelindex history`` (docs/history.md)."""
-    out = []
-    for h in found:
-        k = h.key
-        out.append(
-            {
-                "label": h.label,
-                "workloadDigest": k.workload_digest,
-                "provider": k.provider,
-                "entryPoint": k.entry_point or None,
-                "baseline": k.baseline,
-                "protocolDigest": k.protocol_digest,
-                "hardware": list(h.series.hardware),
-                "tested": h.tested,
-                "points": [
-                    {
-                        "commit": p.run.commit,
-                        "commitTime": p.run.commit_time,
-                        "hardware": p.hardware,
-                        "run": p.run.name,
-                        "baselineRun": p.baseline.name,
-                        "ratio": p.ratio,
-                        "p20": p.p20,
-                        "p80": p.p80,
-                        "runs": p.runs,
-                        "degraded": p.degraded,
-                    }
-                    for p in h.series.points
-                ],
-                "changes": [change_json(c) for c in h.changes],
-            }
-        )
-    return out

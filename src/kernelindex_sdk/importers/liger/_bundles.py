@@ -214,7 +214,7 @@ def baselines(providers: dict[str, set[str]]) -> dict[str, str]:
     Args:
         providers: The providers each kernel's rows name in one file.
     """
-    found = {}
+    found: dict[str, str] = {}
     for kernel, names in providers.items():
         for candidate in BASELINE_PREFERENCE:
             if candidate in names:

@@ -188,13 +188,19 @@ def _ratio_point(a: Point, b: Point) -> Point:
 
 
 def moved_together(
-    mine: tuple[Point, Point], theirs: tuple[Point, Point], noise: Noise | None
+    mine: tuple[Point, Point], theirs: tuple[Point, Point], noise: Noise | None = None
 ) -> bool:
-    """Whether two lines moved by the same factor between two commits: the ratio of one
-    to the other did not change, by the one verdict."""
+    """Whether two lines moved by the same factor between two commits: the other line
+    changed, by the one verdict (``noise`` its own), the same way as this one, and the
+    ratio of one to the other did not change."""
+    moved = judge(theirs[0], theirs[1], threshold=DEFAULT_THRESHOLD, noise=noise)
+    if not moved.changed:
+        return False
+    if (theirs[1].median > theirs[0].median) != (mine[1].median > mine[0].median):
+        return False
     before = _ratio_point(mine[0], theirs[0])
     after = _ratio_point(mine[1], theirs[1])
-    return not judge(before, after, threshold=DEFAULT_THRESHOLD, noise=noise).changed
+    return not judge(before, after, threshold=DEFAULT_THRESHOLD).changed
 
 
 def shared_shifts(

@@ -18,9 +18,17 @@ __all__ = ["CAUSES", "Change", "Difference", "MethodChange", "SeriesHistory"]
 
 #: What a change point's ``cause`` can be, most specific first: the code that ran, the
 #: baseline's code (a relative series), the machine's software (or a shift every
-#: co-measured line shared), the GPU (a relative series), only the labels, or nothing
-#: recorded.
-CAUSES: Final = ("implementation", "baseline", "environment", "hardware", "labels", "unexplained")
+#: co-measured line shared), the workload's recorded parameters and the GPU (a relative
+#: series carried on), only the labels, or nothing recorded.
+CAUSES: Final = (
+    "implementation",
+    "baseline",
+    "environment",
+    "workload",
+    "hardware",
+    "labels",
+    "unexplained",
+)
 
 
 def _show(value: Any, *, quote: bool = True) -> str:

@@ -21,8 +21,8 @@ machine's software (``environment``) or the labels.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import attrs
 
@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 #: The order of a relative change's causes, most specific first.
-_ORDER: Final = ("implementation", "baseline", "hardware", "environment", "labels")
+_ORDER: Final = ("implementation", "baseline", "workload", "hardware", "environment", "labels")
 
 
 def _ratio(a: Point, b: Point) -> tuple[float, float | None, float | None]:
@@ -66,14 +66,24 @@ def _baseline_of(row: RunRow, default: str | None) -> str | None:
 
 
 def relative_series(
-    grouped: Sequence[Series], *, baseline: str | None = None
+    grouped: Sequence[Series],
+    *,
+    baseline: str | None = None,
+    spec: SpecLookup | None = None,
 ) -> list[RelativeSeries]:
     """The relative series of ``grouped`` (each implementation over its baseline).
+
+    With ``spec``, a relative series whose workload only adds parameters to an earlier
+    one's (the same operation and pass, every earlier parameter kept with its value; a
+    benchmark that now records a config key) carries that series on: the producer named
+    what it computed more fully, and the ratio still compares like with like. The step
+    where it does names ``workload`` among its causes.
 
     Args:
         grouped: Series, as :func:`~.series.group_series` gives them.
         baseline: The baseline provider of runs that carry no ``kernelindex.dev/baseline``
             label (None: such runs have no relative series).
+        spec: ``Store.spec``: the workloads' parameters, to carry a series on.
 
     Returns:
         One :class:`RelativeSeries` per key that has at least one point, sorted by key.
@@ -148,11 +158,68 @@ def relative_series(
             )
             order = (utc_instant(row.order_key), row.observed_at, row.name)
             found.setdefault(key, []).append((order, point))
-    out = []
-    for key in sorted(found):
-        members = sorted(found[key], key=lambda e: e[0])
-        out.append(RelativeSeries(key, tuple(p for _, p in members)))
-    return out
+    chains = {key: sorted(members, key=lambda e: e[0]) for key, members in found.items()}
+    if spec is not None:
+        chains = _carried_on(chains, spec)
+    return [RelativeSeries(key, tuple(p for _, p in chains[key])) for key in sorted(chains)]
+
+
+Chain = list[tuple[tuple[str, str, str], RelativePoint]]
+
+
+def _carried_on(chains: dict[RelativeKey, Chain], spec: SpecLookup) -> dict[RelativeKey, Chain]:
+    """Each series joined to the one whose workload only adds parameters to its own and
+    starts after it ends (the latest such ending, when several)."""
+    facts: dict[str, tuple[str, str, dict[str, Any]] | None] = {}
+
+    def workload(digest: str) -> tuple[str, str, dict[str, Any]] | None:
+        if digest not in facts:
+            w = spec("workload", digest)
+            params = None if w is None else w.get("parameters")
+            facts[digest] = (
+                None
+                if w is None or not isinstance(params, Mapping)
+                else (str(w.get("operation")), str(w.get("pass")), dict(params))
+            )
+        return facts[digest]
+
+    families: dict[tuple[Any, ...], list[RelativeKey]] = {}
+    for key in chains:
+        w = workload(key.workload_digest)
+        if w is not None:
+            family = (w[0], w[1], key.provider, key.entry_point, key.protocol_digest, key.baseline)
+            families.setdefault(family, []).append(key)
+    merged = dict(chains)
+    for keys in families.values():
+        if len(keys) < 2:
+            continue
+        # Oldest first: a chain grows as its successors join it.
+        keys.sort(key=lambda k: chains[k][0][0])
+        for later in keys:
+            params = workload(later.workload_digest)[2]  # type: ignore[index]
+            start = chains[later][0][0]
+            earlier = [
+                k
+                for k in keys
+                if k != later
+                and k in merged
+                and merged[k][-1][0] < start
+                and _adds_to(workload(k.workload_digest)[2], params)  # type: ignore[index]
+            ]
+            if not earlier:
+                continue
+            before = max(earlier, key=lambda k: merged[k][-1][0])
+            merged[later] = merged.pop(before) + merged[later]
+    return merged
+
+
+def _adds_to(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
+    """Whether ``later`` keeps every parameter of ``earlier`` with its value and adds some."""
+    if len(later) <= len(earlier):
+        return False
+    return all(
+        k in later and later[k] == v and type(later[k]) is type(v) for k, v in earlier.items()
+    )
 
 
 def _between(
@@ -173,6 +240,11 @@ def _between(
         theirs_diff = [d for d in theirs_diff if d.object != "environment"]
     found += mine + [c for c in theirs if c not in ("labels", "environment")]
     differences += mine_diff + [d for d in theirs_diff if d.object == "baseline"]
+    if a.run.workload_digest != b.run.workload_digest:
+        found.append("workload")
+        differences += causes.objects(
+            "workload", a.run.workload_digest, b.run.workload_digest, "workload_digest", "workload"
+        )
     ordered: list[str] = [c for c in _ORDER if c in found]
     return ordered, differences
 
@@ -201,7 +273,7 @@ def relative_history(
     """
     causes = Causes(spec)
     out = []
-    for series in relative_series(grouped, baseline=baseline):
+    for series in relative_series(grouped, baseline=baseline, spec=spec):
         h = _one(series, causes, alpha, min_segment, include_degraded)
         workload = None if spec is None else spec("workload", series.key.workload_digest)
         out.append(attrs.evolve(h, workload=None if workload is None else dict(workload)))

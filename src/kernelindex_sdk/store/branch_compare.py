@@ -20,7 +20,7 @@ parsed.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,12 +28,12 @@ import attrs
 from .. import compare as _compare
 from .._analysis.runs import Run, RunSet, Stat, Workload, run_set
 from ..errors import ArgumentError
-from ..verdict import Noise
+from ..verdict import DEFAULT_THRESHOLD, Noise, Point, Verdict, judge, pool
 from ._rows import RunRow
 from .history import Line, SpecLookup
-from .series import Series, SeriesKey, group_series
+from .series import Series, SeriesKey, group_series, row_degraded, utc_instant
 
-__all__ = ["Baseline", "baseline", "compare_to_branch"]
+__all__ = ["Baseline", "Judged", "baseline", "compare_to_branch", "judge_new"]
 
 
 @attrs.frozen
@@ -199,6 +199,97 @@ def _note(base: _Base, window: int, branch: str) -> str:
     if base.left_out:
         text += f"; {base.left_out} run(s) of NEW itself left out"
     return text
+
+
+@attrs.frozen
+class Judged:
+    """NEW's point of one series against the series' base, as ``compare --history`` judges.
+
+    Attributes:
+        verdict: The one verdict.
+        base: The run that stands for the base (its latest point's first run).
+        new: The run that stands for NEW (its latest run).
+        note: What the base is (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
+    """
+
+    verdict: Verdict
+    base: RunRow
+    new: RunRow
+    note: str
+
+
+def _row_point(row: RunRow) -> Point:
+    return Point(
+        median=float(row.median_ns or 0),
+        p20=row.p20_ns,
+        p80=row.p80_ns,
+        degraded=row_degraded(row),
+    )
+
+
+def judge_new(
+    series: Series,
+    new: Sequence[RunRow],
+    *,
+    window: int = 1,
+    threshold: float = DEFAULT_THRESHOLD,
+    before: str | None = None,
+    include_degraded: bool = False,
+    branch: str = "BRANCH",
+) -> Judged | None:
+    """NEW's runs of ``series`` (its replicates pooled) against the series' base.
+
+    The rule of :func:`compare_to_branch`, for runs already read as rows: NEW's own runs
+    and commit are left out of the series, degraded points passed over, the base is the
+    latest point (or the median of the last ``window``), and the verdict knows the series'
+    noise. The dashboard's Compare page asks this for every commit and branch it offers.
+
+    Args:
+        series: The branch's series.
+        new: NEW's runs of that series (timed, in order).
+        window: As for :func:`compare_to_branch`.
+        threshold: As for :func:`compare_to_branch`.
+        before: Only the series' points ordered before this UTC instant (a commit
+            against the history before it); None: all.
+        include_degraded: As for :func:`compare_to_branch`.
+        branch: The branch's name, for the note.
+
+    Returns:
+        The verdict with its base, or None when the series has no base for NEW.
+    """
+    if not new:
+        return None
+    points = series.points
+    if before is not None:
+        points = tuple(p for p in points if utc_instant(p.order_key) < before)
+    chosen = _choose(
+        attrs.evolve(series, points=points),
+        window,
+        {r.name for r in new},
+        {r.commit for r in new if r.commit is not None},
+    )
+    if chosen is None:
+        return None
+    base = _base_run(chosen, None, branch).point
+    latest = new[-1]
+    same = [
+        r
+        for r in new
+        if r.implementation_digest == latest.implementation_digest
+        and r.environment_digest == latest.environment_digest
+        and r.commit == latest.commit
+    ]
+    mine = pool(_row_point(r) for r in same)
+    if base is None:  # pragma: no cover - a base run always has a value
+        return None
+    found = judge(
+        base,
+        mine,
+        threshold=threshold,
+        noise=chosen.line.noise(),
+        include_degraded=include_degraded,
+    )
+    return Judged(found, chosen.latest, latest, _note(chosen, window, branch))
 
 
 def baseline(

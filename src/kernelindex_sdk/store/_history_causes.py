@@ -242,7 +242,10 @@ def shared_shifts(
             ]
             if len(moved) < len(with_it):
                 continue
-            causes = ("environment", *(x for x in change.causes if x != "environment"))
+            causes = (
+                "environment",
+                *(x for x in change.causes if x not in ("environment", "unexplained")),
+            )
             changes[c] = attrs.evolve(
                 change, cause="environment", causes=causes, moved_with=tuple(sorted(moved))
             )

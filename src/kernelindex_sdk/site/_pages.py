@@ -253,7 +253,7 @@ def _compare_rows(
             before=at if ref[0] == "commit" else None,
             branch=main_branch,
         )
-        new = timed[-1]
+        new = found.new if found is not None else timed[-1]
         if found is None:
             rows.append([lines[n].id, None, new.median_ns, None, "", "", None, new.name, ""])
             continue

@@ -218,6 +218,10 @@ class Judged:
     note: str
 
 
+def _observed_at(row: RunRow) -> str:
+    return row.observed_at
+
+
 def _row_point(row: RunRow) -> Point:
     return Point(
         median=float(row.median_ns or 0),
@@ -271,7 +275,8 @@ def judge_new(
     if chosen is None:
         return None
     base = _base_run(chosen, None, branch).point
-    latest = new[-1]
+    # The latest observed stands for NEW, the first of equals, as compare chooses it.
+    latest = max(new, key=_observed_at)
     same = [
         r
         for r in new

@@ -9,8 +9,8 @@ summary table and every page of the dashboard ask :func:`judge`; none decides on
   commit with the same implementation and environment digests): the median of their
   medians, p20s and p80s, and how many runs it pools.
 - Its **noise** ``s`` is the largest of what its own samples show (``ln(p80 / p20) /
-  1.683``, the standard deviation of a Gaussian with that p20-p80), what the series'
-  replicates show (their standard deviation,
+  1.683``, the standard deviation of a Gaussian with that p20-p80; for a noisy run, p80 /
+  p20 above 1.10, its whole ``ln(p80 / p20)``), what the series' replicates show (their standard deviation,
   raised to its 95% upper bound for their degrees of freedom) and 0.5%, the least
   run-to-run noise a run is assumed to have; divided by the root of the runs pooled. A run
   of one sample has no spread.
@@ -36,6 +36,7 @@ from typing import Final
 
 import attrs
 
+from ._base.noise import NOISY_SPREAD
 from .errors import ArgumentError
 
 __all__ = [
@@ -80,6 +81,8 @@ CREDIBLE_Z: Final = 1.645
 #: deviation of 0.50% where its spread said 0.17%, and eager torch's 0.02-0.04% where its
 #: spread said 0.01%.
 RUN_NOISE_FLOOR: Final = 0.005
+#: The log spread past which a run is noisy (p80 / p20 above 1.10, ``_base.noise``).
+_NOISY_LOG: Final = math.log(NOISY_SPREAD)
 #: p80 - p20 of a standard Gaussian (2 x 0.8416): a p20-p80 spread over this is its sd.
 SPREAD_SD: Final = 1.6832
 #: The 95% lower quantile of a standard Gaussian, for the noise's upper bound.
@@ -167,9 +170,15 @@ class Point:
     @property
     def own_sd(self) -> float:
         """What its own samples say of a run's noise (log units): the standard deviation of
-        a Gaussian with its p20-p80; 0 without a spread (a single sample has none)."""
+        a Gaussian with its p20-p80; for a noisy run (p80 / p20 above
+        :data:`~kernelindex_sdk._base.noise.NOISY_SPREAD`, the one rule) its whole
+        p20-p80 range; 0 without a spread (a single sample has none)."""
         spread = self.spread
-        return 0.0 if spread is None else spread / SPREAD_SD
+        if spread is None:
+            return 0.0
+        # A disturbed run's median moves between runs by more than its spread shows: on
+        # the CPU reruns under load, 5 times slower with p80/p20 of 1.5 to 1.9.
+        return spread if spread > _NOISY_LOG else spread / SPREAD_SD
 
     def sd(self, noise: Noise | None = None) -> float:
         """This point's noise in log units: the largest of :attr:`own_sd`, ``noise``'s

@@ -148,17 +148,20 @@ def test_replicates_of_one_point_are_pooled_and_their_noise_judges_the_pair() ->
     ]
     result = cmp.compare(loose, [bundle(median=120_000)])
     (pair,) = result.pairs
-    assert pair.base is not None and pair.base.value is not None
+    assert pair.base is not None
+    assert pair.base.value is not None
     assert (pair.base.value.median, pair.base.runs) == (100_000, 3)
     assert pair.notes == ("3 BASE runs of torch pooled (replicates)",)
-    assert pair.verdict is not None and pair.verdict.kind == "same"
+    assert pair.verdict is not None
+    assert pair.verdict.kind == "same"
     assert "replicates, 2 df" in pair.verdict.reason
     tight = [
         at_commit(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), "a" * 40)
         for i, m in enumerate((99_900, 100_000, 100_100))
     ]
     (pair,) = cmp.compare(tight, [bundle(median=120_000)]).pairs
-    assert pair.verdict is not None and pair.verdict.kind == "regression"
+    assert pair.verdict is not None
+    assert pair.verdict.kind == "regression"
 
 
 def test_other_environment_is_unpaired_with_the_field_that_differs() -> None:

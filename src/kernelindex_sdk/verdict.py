@@ -10,10 +10,10 @@ summary table and every page of the dashboard ask :func:`judge`; none decides on
   medians, p20s and p80s, and how many runs it pools.
 - Its **noise** ``s`` is the largest of what its own samples show (``ln(p80 / p20) /
   1.683``, the standard deviation of a Gaussian with that p20-p80; for a noisy run, p80 /
-  p20 above 1.10, its whole ``ln(p80 / p20)``), what the series' replicates show (their standard deviation,
-  raised to its 95% upper bound for their degrees of freedom) and 0.5%, the least
-  run-to-run noise a run is assumed to have; divided by the root of the runs pooled. A run
-  of one sample has no spread.
+  p20 above 1.10, its whole ``ln(p80 / p20)``), what the series' replicates show (their
+  standard deviation, raised to its 95% upper bound for their degrees of freedom) and
+  0.5%, the least run-to-run noise a run is assumed to have; divided by the root of the
+  runs pooled. A run of one sample has no spread.
 - The change is **beyond the noise** when ``|ln r| > 3.29 * sqrt(s_base^2 + s_new^2)`` (a
   two-sided 0.1% test: one false alarm in 1,000 comparisons of Gaussian noise).
 - It **counts** when it may reach the threshold (the smallest change that counts): its

@@ -144,7 +144,8 @@ def test_compare_refs_judge_each_commit_against_mains_history_before_it(
         assert by_name[name].median_ns == new
         assert base_commit == previous
         assert ratio == pytest.approx(new / base)
-        assert evidence and note.startswith("main: latest of 9 point(s)")
+        assert evidence
+        assert note.startswith("main: latest of 9 point(s)")
         verdicts[sid] = verdict
     # The triton lines of the first GPU got 30% slower at the newest commit.
     assert sorted(verdicts.values()).count("regression") == 4

@@ -55,7 +55,8 @@ def test_replicates_are_pooled_and_their_noise_judges_the_next_commit() -> None:
     rows += [row(2, 1.12e6)]
     [h] = history(rows)
     assert h.groups == ((0, 1), (1, 4), (4, 5))
-    assert h.noise is not None and h.noise.df == 2
+    assert h.noise is not None
+    assert h.noise.df == 2
     assert h.changes == ()
 
 
@@ -69,7 +70,8 @@ def test_a_step_the_verdict_found_between_neighbours_stays_where_it_was_found() 
     [h] = history(rows)
     [change] = h.changes
     assert (change.index, change.cause, change.tested) == (2, "unexplained", False)
-    assert change.verdict is not None and change.verdict.kind == "improvement"
+    assert change.verdict is not None
+    assert change.verdict.kind == "improvement"
 
 
 def _sweep(step: float, triton_code_changes: bool, torch_step: float) -> list[RunRow]:
@@ -158,8 +160,10 @@ def test_compare_history_never_compares_new_with_itself(tmp_path: Path, rerun: b
             store.rows(branch="main"), load_runs([new]), spec=store.spec, branch="main"
         )
     [pair] = result.pairs
-    assert pair.verdict is not None and pair.verdict.kind == "regression"
-    assert pair.base is not None and pair.base.commit == f"{2:040x}"
+    assert pair.verdict is not None
+    assert pair.verdict.kind == "regression"
+    assert pair.base is not None
+    assert pair.base.commit == f"{2:040x}"
     left = 2 if rerun else 1
     assert f"{left} run(s) of NEW itself left out" in pair.notes[0]
     assert len(result.regressions(5)) == 1

@@ -156,7 +156,8 @@ def test_an_empty_store_has_no_series(tmp_path: Path) -> None:
     with open_store(db):
         pass
     assert run("history", "--db", db) == (0, "0 series, 0 with change points\n", "")
-    assert json.loads(run("history", "--db", db, "--format", "json")[1]) == {"series": [], "relative": []}
+    found = json.loads(run("history", "--db", db, "--format", "json")[1])
+    assert found == {"series": [], "relative": []}
 
 
 @pytest.mark.parametrize("command", ["history", "compare"])

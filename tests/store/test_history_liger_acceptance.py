@@ -64,7 +64,8 @@ def test_group_norm_on_a_b200_is_a_code_change_measured_on_new_hardware(
         assert change.commit == "dea3a772e18b"
         assert 0.40 < change.ratio < 0.47
         assert change.causes[:2] == ("implementation", "hardware")
-        assert change.verdict is not None and change.verdict.kind == "improvement"
+        assert change.verdict is not None
+        assert change.verdict.kind == "improvement"
     assert not [c for h in absolute if h.label.startswith("group_norm") for c in h.changes]
 
 
@@ -82,7 +83,8 @@ def test_layer_norm_a100_to_h100_is_found_on_the_relative_series(
     assert last["16384"].ratio == pytest.approx(0.263, abs=0.01)
     for change in last.values():
         assert change.causes[:2] == ("implementation", "hardware")
-        assert change.verdict is not None and change.verdict.kind == "improvement"
+        assert change.verdict is not None
+        assert change.verdict.kind == "improvement"
         fields = {str(d) for d in change.differences}
         assert "hardware.product 'NVIDIA A100-SXM4-40GB' -> 'NVIDIA H100 80GB HBM3'" in fields
 
@@ -99,11 +101,15 @@ def test_kto_loss_regression_589_and_its_fix(
         worse = [c for c in h.changes if c.commit == "d63b888d68ff"]
         fixed = [c for c in h.changes if c.commit == "ee5aaf26b934"]
         assert len(worse) == len(fixed) == 1, h.label
-        assert 0.75 < worse[0].before_ns < 1.25 and 1.6 < worse[0].after_ns < 3.0
+        assert 0.75 < worse[0].before_ns < 1.25
+        assert 1.6 < worse[0].after_ns < 3.0
         assert worse[0].causes[:2] == ("implementation", "hardware")
-        assert worse[0].verdict is not None and worse[0].verdict.kind == "regression"
-        assert fixed[0].cause == "implementation" and "hardware" not in fixed[0].causes
-        assert fixed[0].verdict is not None and fixed[0].verdict.kind == "improvement"
+        assert worse[0].verdict is not None
+        assert worse[0].verdict.kind == "regression"
+        assert fixed[0].cause == "implementation"
+        assert "hardware" not in fixed[0].causes
+        assert fixed[0].verdict is not None
+        assert fixed[0].verdict.kind == "improvement"
 
 
 def test_megatron_cross_entropy_1260_carries_on_across_a_new_config_key(
@@ -123,7 +129,8 @@ def test_megatron_cross_entropy_1260_carries_on_across_a_new_config_key(
         [change] = h.changes
         assert "workload" in change.causes
         assert "parameters.TP absent -> 1" in {str(d) for d in change.differences}
-        assert change.verdict is not None and change.verdict.kind == "regression"
+        assert change.verdict is not None
+        assert change.verdict.kind == "regression"
         ratios.append(round(change.ratio, 2))
     assert sorted(ratios) == [1.25, 1.41]
 
@@ -146,7 +153,8 @@ def test_jsd_shift_every_provider_shared_is_the_environment(
         assert change.commit == "6817c2d34d66"
         assert change.cause == "environment"
         assert change.moved_with == (("liger",) if provider == "torch" else ("torch",))
-        assert change.verdict is not None and change.verdict.kind == "regression"
+        assert change.verdict is not None
+        assert change.verdict.kind == "regression"
     torch = [c[0].ratio for (p, _), c in changes.items() if p == "torch"]
     assert all(1.13 < r < 1.15 for r in torch)
     assert not [c for h in _relative(relative, "jsd") for c in h.changes]

@@ -308,7 +308,15 @@ def health(
         rows.append(entry)
     families = _relative_families(lines)
     for h in relative:
-        judged_changes = [c for c in h.changes if c.verdict is not None and c.verdict.changed]
+        # A relative series adds to Health what no line shows: a change where its absolute
+        # series started anew (a new GPU, a workload that gained a parameter).
+        judged_changes = [
+            c
+            for c in h.changes
+            if c.verdict is not None
+            and c.verdict.changed
+            and {"hardware", "workload"} & set(c.causes)
+        ]
         if not judged_changes:
             continue
         change = judged_changes[-1]

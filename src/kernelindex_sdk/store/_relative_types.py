@@ -27,6 +27,8 @@ class RelativeKey:
         entry_point: Its entry point ("" when absent).
         protocol_digest: The protocol digest.
         baseline: The baseline's provider.
+        hardware: The GPU of its latest point (a series carried on to a new GPU keeps the
+            new one's).
     """
 
     workload_digest: str
@@ -34,6 +36,7 @@ class RelativeKey:
     entry_point: str
     protocol_digest: str
     baseline: str
+    hardware: str = ""
 
 
 @attrs.frozen

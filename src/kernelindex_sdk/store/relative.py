@@ -154,25 +154,35 @@ def relative_series(
                 degraded="; ".join(marks) or None,
             )
             key = RelativeKey(
-                k.workload_digest, k.provider, k.entry_point, k.protocol_digest, reference
+                k.workload_digest,
+                k.provider,
+                k.entry_point,
+                k.protocol_digest,
+                reference,
+                k.hardware,
             )
             order = (utc_instant(row.order_key), row.observed_at, row.name)
             found.setdefault(key, []).append((order, point))
     chains = {key: sorted(members, key=lambda e: e[0]) for key, members in found.items()}
-    if spec is not None:
-        chains = _carried_on(chains, spec)
+    chains = _carried_on(chains, spec)
     return [RelativeSeries(key, tuple(p for _, p in chains[key])) for key in sorted(chains)]
 
 
 Chain = list[tuple[tuple[str, str, str], RelativePoint]]
 
 
-def _carried_on(chains: dict[RelativeKey, Chain], spec: SpecLookup) -> dict[RelativeKey, Chain]:
-    """Each series joined to the one whose workload only adds parameters to its own and
-    starts after it ends (the latest such ending, when several)."""
+def _carried_on(
+    chains: dict[RelativeKey, Chain], spec: SpecLookup | None
+) -> dict[RelativeKey, Chain]:
+    """Each series joined to the one it carries on: measured after it ended, on another
+    GPU (the old one replaced) or with a workload that only adds parameters to its own
+    (the latest such ending, when several). Series measured side by side (two GPUs at the
+    same commits) stay apart."""
     facts: dict[str, tuple[str, str, dict[str, Any]] | None] = {}
 
     def workload(digest: str) -> tuple[str, str, dict[str, Any]] | None:
+        if spec is None:
+            return None
         if digest not in facts:
             w = spec("workload", digest)
             params = None if w is None else w.get("parameters")
@@ -183,12 +193,18 @@ def _carried_on(chains: dict[RelativeKey, Chain], spec: SpecLookup) -> dict[Rela
             )
         return facts[digest]
 
+    def follows(earlier: RelativeKey, later: RelativeKey) -> bool:
+        if earlier.workload_digest == later.workload_digest:
+            return True
+        a, b = workload(earlier.workload_digest), workload(later.workload_digest)
+        return a is not None and b is not None and a[:2] == b[:2] and _adds_to(a[2], b[2])
+
     families: dict[tuple[Any, ...], list[RelativeKey]] = {}
     for key in chains:
         w = workload(key.workload_digest)
-        if w is not None:
-            family = (w[0], w[1], key.provider, key.entry_point, key.protocol_digest, key.baseline)
-            families.setdefault(family, []).append(key)
+        what = key.workload_digest if w is None else w[:2]
+        family = (what, key.provider, key.entry_point, key.protocol_digest, key.baseline)
+        families.setdefault(family, []).append(key)
     merged = dict(chains)
     for keys in families.values():
         if len(keys) < 2:
@@ -196,15 +212,11 @@ def _carried_on(chains: dict[RelativeKey, Chain], spec: SpecLookup) -> dict[Rela
         # Oldest first: a chain grows as its successors join it.
         keys.sort(key=lambda k: chains[k][0][0])
         for later in keys:
-            params = workload(later.workload_digest)[2]  # type: ignore[index]
             start = chains[later][0][0]
             earlier = [
                 k
                 for k in keys
-                if k != later
-                and k in merged
-                and merged[k][-1][0] < start
-                and _adds_to(workload(k.workload_digest)[2], params)  # type: ignore[index]
+                if k != later and k in merged and merged[k][-1][0] < start and follows(k, later)
             ]
             if not earlier:
                 continue

@@ -65,7 +65,8 @@ def _rerun(path: Path) -> RunSet:
 
 def _row(run: Run, commit: str, minute: int) -> RunRow:
     v = run.value
-    assert v is not None and run.workload is not None
+    assert v is not None
+    assert run.workload is not None
     return RunRow(
         name=f"{run.name}-{commit[:6]}",
         status=run.status,
@@ -129,7 +130,9 @@ def _pairs(reruns: list[RunSet], tally: Tally) -> None:
         for factor in (1.0, *STEPS):
             shifted = RunSet(runs=[_scaled(r, factor) for r in new.runs], objects=new.objects)
             for pair in cmp.compare(base, shifted).pairs:
-                assert pair.verdict is not None and pair.base and pair.new
+                assert pair.verdict is not None
+                assert pair.base
+                assert pair.new
                 kind = pair.verdict.kind
                 old = _old_rule(pair.base.value, pair.new.value)  # type: ignore[arg-type]
                 if factor == 1.0:

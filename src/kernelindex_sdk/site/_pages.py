@@ -2,7 +2,7 @@
 
 The shapes are the page's contract (static/app.js reads them): a run is a list of cells
 (name, status, commit, branch, observedAt, order key, median, p20, p80 in ns, degraded
-reason), a step a list (index in the line, ratio, cause, what differs, verdict, evidence,
+reason), a relative point a list (commit, order key, GPU, ratio, p20, p80, run, baseline run, degraded reason, observedAt), a step a list (index in the line, ratio, cause, what differs, verdict, evidence,
 causes, co-measured lines that moved with it), a series entry an object. Every verdict the
 pages show is here, from :func:`kernelindex_sdk.verdict.judge` through history and the PR
 check's rule: the page computes none.
@@ -141,9 +141,12 @@ def relative_entry(h: RelativeHistory, stale: bool) -> dict[str, Any]:
     """One relative series as data/index.js lists it."""
     first = h.series.points[0].run
     last = h.series.points[-1]
+    dtype, params, _ = _workload_facts(h.workload or {})
     return {
         "id": relative_id(h),
         "workload": h.key.workload_digest,
+        "dtype": dtype,
+        "params": params,
         "workloads": sorted({p.run.workload_digest for p in h.series.points}),
         "operation": first.operation,
         "pass": first.pass_,
@@ -173,6 +176,7 @@ def relative_payload(h: RelativeHistory) -> dict[str, Any]:
                 p.run.name,
                 p.baseline.name,
                 p.degraded,
+                p.run.observed_at,
             ]
             for p in h.series.points
         ],
@@ -308,16 +312,10 @@ def health(
         rows.append(entry)
     families = _relative_families(lines)
     for h in relative:
-        # A relative series adds to Health what no line shows: a change where its absolute
-        # series started anew (a new GPU, a workload that gained a parameter).
-        judged_changes = [
-            c
-            for c in h.changes
-            if c.verdict is not None
-            and c.verdict.changed
-            and {"hardware", "workload"} & set(c.causes)
-        ]
-        if not judged_changes:
+        # A relative series adds to Health what no line shows: its last change, where its
+        # absolute series started anew (a new GPU, a workload that gained a parameter).
+        judged_changes = [c for c in h.changes if c.verdict is not None and c.verdict.changed]
+        if not judged_changes or not {"hardware", "workload"} & set(judged_changes[-1].causes):
             continue
         change = judged_changes[-1]
         stale = _relative_stale(h, families)

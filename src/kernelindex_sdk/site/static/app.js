@@ -102,9 +102,10 @@
   function verdictClass(kind) {
     return kind === "regression" ? "slower" : kind === "improvement" ? "faster" : kind === "degraded" ? "degraded" : "";
   }
-  function clip(text) {
+  function clip(text, most) {
     const t = text || "";
-    return t.length > 140 ? t.slice(0, 139) + "…" : t;
+    const n = most || 140;
+    return t.length > n ? t.slice(0, n - 1) + "…" : t;
   }
   function short(commit) { return commit ? String(commit).slice(0, 10) : "–"; }
   function seriesLabel(s) {
@@ -121,7 +122,7 @@
     const nodes = [];
     causes.forEach((c, i) => { if (i) nodes.push(" + "); nodes.push(causeBadge(c)); });
     if (row.movedWith && row.movedWith.length) nodes.push(" shared: moved with " + row.movedWith.join(", "));
-    if (row.detail) nodes.push(" ", clip(row.detail));
+    if (row.detail) nodes.push(el("div", { class: "why", text: clip(row.detail, 90) }));
     return nodes;
   }
   const COLORS = ["#2f5fb3", "#c77700", "#1e8449", "#7b4fb3", "#c0392b", "#138d90", "#8c6d1f", "#d35400"];
@@ -187,7 +188,7 @@
       ? "x" + digits(h.lastRatio) + " of " + h.baseline
       : fmtNs(h.lastMedianNs);
     const who = h.kind === "relative"
-      ? [[h.operation, h.pass].filter(Boolean).join(" "), h.provider + " over " + h.baseline, h.gpu].join(" · ")
+      ? [[h.operation, h.pass].filter(Boolean).join(" "), h.provider + " over " + h.baseline, h.gpu, h.dtype, h.params].filter(Boolean).join(" · ")
       : seriesLabel(h);
     const target = h.kind === "relative" ? { view: "trends", workload: h.workload, relative: h.id } : { view: "trends", workload: h.workload, series: h.id };
     return el("tr", { class: h.verdict === "regression" ? "regression" : "improvement", "data-kind": h.kind },
@@ -482,7 +483,8 @@
   function drawRelative(entries, data, focus, box) {
     if (!entries.length) return [];
     const pairs = entries.map((e, i) => ({ e, d: data[i] })).filter((p) => !focus || p.e.id === focus || entries.length <= 8).slice(0, 8);
-    const pointsOf = (p) => p.d.points.map((q) => ({ key: q[0] ? "c:" + q[0] : "r:" + q[6], order: q[1], label: short(q[0]).slice(0, 7) }));
+    // Ordered as the series are: commit time, then observedAt.
+    const pointsOf = (p) => p.d.points.map((q) => ({ key: q[0] ? "c:" + q[0] : "r:" + q[6], order: q[1] + "|" + q[9], label: short(q[0]).slice(0, 7) }));
     const x = xPositions(pairs, pointsOf);
     const xvals = x.keys.map((_, i) => i);
     const columns = [xvals];

@@ -2,10 +2,11 @@
 
 The shapes are the page's contract (static/app.js reads them): a run is a list of cells
 (name, status, commit, branch, observedAt, order key, median, p20, p80 in ns, degraded
-reason), a relative point a list (commit, order key, GPU, ratio, p20, p80, run, baseline run, degraded reason, observedAt), a step a list (index in the line, ratio, cause, what differs, verdict, evidence,
-causes, co-measured lines that moved with it), a series entry an object. Every verdict the
-pages show is here, from :func:`kernelindex_sdk.verdict.judge` through history and the PR
-check's rule: the page computes none.
+reason); a relative point a list (commit, order key, GPU, ratio, p20, p80, run, baseline
+run, degraded reason, observedAt); a step a list (index in the line, ratio, cause, what
+differs, verdict, evidence, causes, co-measured lines that moved with it); a series entry
+an object. Every verdict the pages show is here, from :func:`kernelindex_sdk.verdict.judge`
+through history and the PR check's rule: the page computes none.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 
 from ._rows import RunRow
-from .series import row_degraded, skip_text
+from .series import degraded_column, skip_text
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
@@ -231,10 +231,13 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
 
 
 def _degraded_json(points: Sequence[RunRow]) -> list[dict[str, Any]]:
+    marks = degraded_column(points)
+    if marks.count(None) == len(marks):
+        return []
     return [
         {"index": i, "run": row.name, "reason": reason}
-        for i, row in enumerate(points)
-        if (reason := row_degraded(row)) is not None
+        for i, (row, reason) in enumerate(zip(points, marks, strict=True))
+        if reason is not None
     ]
 
 

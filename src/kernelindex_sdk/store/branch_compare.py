@@ -137,7 +137,7 @@ def _choose(
     mine = [r for r in points if r.name not in new_names and r.commit not in new_commits]
     if not mine:
         return None
-    line = Line.of(attrs.evolve(series, points=tuple(mine)))
+    line = Line.of(series if len(mine) == len(points) else attrs.evolve(series, points=tuple(mine)))
     fit = [g for g in range(len(line.groups)) if line.degraded[g] is None]
     # Every point degraded: the latest stands, and the verdict says degraded.
     chosen = fit[-window:] if fit else [len(line.groups) - 1]

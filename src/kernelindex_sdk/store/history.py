@@ -43,7 +43,15 @@ from ._history_render import render_table
 from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import Series, SeriesKey, group_series, row_degraded, skip_notice, utc_instant
+from .series import (
+    Series,
+    SeriesKey,
+    degraded_column,
+    group_series,
+    row_degraded,
+    skip_notice,
+    utc_instant,
+)
 
 __all__ = [
     "CAUSES",
@@ -64,6 +72,9 @@ __all__ = [
 _MEDIAN: Final = operator.itemgetter(RunRow._fields.index("median_ns"))
 _P20: Final = operator.itemgetter(RunRow._fields.index("p20_ns"))
 _P80: Final = operator.itemgetter(RunRow._fields.index("p80_ns"))
+
+#: How many of a series' latest points its scatter noise is read from.
+SCATTER_POINTS: Final = 256
 
 #: The formats of :func:`render_history`.
 FORMATS: Final = ("text", "markdown", "json")
@@ -105,7 +116,7 @@ class Line:
         """The points of ``series``: its replicates pooled."""
         points = series.points
         groups = series.groups()
-        degraded = list(map(row_degraded, points))
+        degraded = degraded_column(points)
         if len(groups) == len(points):
             return cls(
                 series,
@@ -140,14 +151,15 @@ class Line:
         )
 
     def noise(self) -> Noise | None:
-        """The noise its replicates show, else the scatter between its points."""
+        """The noise its replicates show, else the scatter between its last
+        :data:`SCATTER_POINTS` points (the noise it shows lately)."""
         points = self.series.points
         groups = [
             [r.median_ns for r in points[a:b] if r.median_ns] for a, b in self.groups if b - a > 1
         ]
         found = replicate_noise(groups) if groups else None
         if found is None:
-            found = _scatter_noise(self.medians)
+            found = _scatter_noise(self.medians[-SCATTER_POINTS:])
         return found
 
     def group_at(self, index: int) -> int:

@@ -21,6 +21,7 @@ machine's software (``environment``) or the labels.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -63,6 +64,19 @@ def _ratio(a: Point, b: Point) -> tuple[float, float | None, float | None]:
 
 def _baseline_of(row: RunRow, default: str | None) -> str | None:
     return row.labels.get(BASELINE_LABEL, default)
+
+
+_LABELS: Final = operator.itemgetter(RunRow._fields.index("labels"))
+
+
+def _names_a_baseline(series: Series, default: str | None) -> bool:
+    """Whether a run of ``series`` names a baseline other than its own provider."""
+    # The runs of one store group share their labels' object: each is looked at once.
+    distinct = {id(labels): labels for labels in map(_LABELS, series.points)}
+    return any(
+        (b := labels.get(BASELINE_LABEL, default)) is not None and b != series.key.provider
+        for labels in distinct.values()
+    )
 
 
 def relative_series(

@@ -29,6 +29,7 @@ __all__ = [
     "SKIP_REASONS",
     "Series",
     "SeriesKey",
+    "degraded_column",
     "group_series",
     "replicate_groups",
     "row_degraded",
@@ -185,6 +186,15 @@ def row_degraded(row: RunRow) -> str | None:
     :func:`kernelindex_sdk.conditions.degraded_reason`), or None."""
     # RunRow.degraded arrives with store layout 4; a row read before it has none.
     return getattr(row, "degraded", None)
+
+
+def degraded_column(rows: Sequence[RunRow]) -> list[str | None]:
+    """:func:`row_degraded` of each of ``rows``, without a Python step per row where the
+    store's rows cannot carry the field."""
+    if "degraded" not in RunRow._fields and all(type(r) is RunRow for r in rows):
+        # A RunRow is a tuple with no attributes beyond its fields.
+        return [None] * len(rows)
+    return list(map(row_degraded, rows))
 
 
 _GROUP_KEY: Final = operator.itemgetter(

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..store import RunRow
-from ..store.branch_compare import judge_new
+from ..store.branch_compare import SeriesBase
 from ..store.history import Change
 from ..store.relative import RelativeHistory
 from ..store.series import row_degraded, utc_instant
@@ -220,7 +220,7 @@ def refs(
     }
     menu: dict[str, list[dict[str, Any]]] = {"branches": [], "commits": []}
     files = {}
-    mains = [s.series.on_branch(main_branch) for s in lines]
+    mains = [SeriesBase(s.series.on_branch(main_branch)) for s in lines]
     for kind, found_refs in chosen.items():
         for ref in found_refs:
             key = _ref_key(*ref)
@@ -237,7 +237,7 @@ def _compare_rows(
     ref: tuple[str, str],
     by_series: Mapping[int, list[RunRow]],
     lines: Sequence[Line],
-    mains: Sequence[Any],
+    mains: Sequence[SeriesBase],
     at: str,
     main_branch: str,
 ) -> list[list[Any]]:
@@ -252,8 +252,7 @@ def _compare_rows(
             # A branch's latest commit stands for it (its replicates pooled).
             last = timed[-1].commit
             timed = [r for r in timed if r.commit == last]
-        found = judge_new(
-            mains[n],
+        found = mains[n].judge(
             timed,
             before=at if ref[0] == "commit" else None,
             branch=main_branch,

@@ -19,6 +19,7 @@ parsed.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -28,12 +29,21 @@ import attrs
 from .. import compare as _compare
 from .._analysis.runs import Run, RunSet, Stat, Workload, run_set
 from ..errors import ArgumentError
-from ..verdict import DEFAULT_THRESHOLD, Noise, Point, Verdict, judge, pool
+from ..verdict import (
+    DEFAULT_THRESHOLD,
+    Noise,
+    Point,
+    Verdict,
+    judge,
+    pool,
+    replicate_noise,
+    scatter_noise,
+)
 from ._rows import RunRow
-from .history import Line, SpecLookup
+from .history import SCATTER_POINTS, Line, SpecLookup
 from .series import Series, SeriesKey, group_series, row_degraded, utc_instant
 
-__all__ = ["Baseline", "Judged", "baseline", "compare_to_branch", "judge_new"]
+__all__ = ["Baseline", "Judged", "SeriesBase", "baseline", "compare_to_branch", "judge_new"]
 
 
 @attrs.frozen
@@ -231,6 +241,108 @@ def _row_point(row: RunRow) -> Point:
     )
 
 
+class SeriesBase:
+    """A branch's series made ready to judge many NEWs against its history: the base and
+    noise of any point's past read from lists built once (the dashboard's Compare page
+    asks it for each commit it offers).
+
+    Args:
+        series: The branch's series.
+    """
+
+    def __init__(self, series: Series) -> None:
+        self.series = series
+        self.line = Line.of(series)
+        points = series.points
+        groups = self.line.groups
+        self._starts = [utc_instant(points[a].order_key) for a, _ in groups]
+        self._commits: dict[str, int] = {}
+        self._names: dict[str, int] = {}
+        for g, (a, b) in enumerate(groups):
+            for row in points[a:b]:
+                self._names[row.name] = g
+                if row.commit is not None:
+                    self._commits.setdefault(row.commit, g)
+        # As Line.noise reads them: each group of two runs or more, its medians.
+        self._replicated = [
+            (g, [r.median_ns for r in points[a:b] if r.median_ns])
+            for g, (a, b) in enumerate(groups)
+            if b - a > 1
+        ]
+
+    def _noise(self, end: int) -> Noise | None:
+        found = replicate_noise([m for g, m in self._replicated if g < end])
+        if found is None:
+            found = scatter_noise(self.line.medians[max(0, end - SCATTER_POINTS) : end])
+        return found
+
+    def judge(
+        self,
+        new: Sequence[RunRow],
+        *,
+        window: int = 1,
+        threshold: float = DEFAULT_THRESHOLD,
+        before: str | None = None,
+        include_degraded: bool = False,
+        branch: str = "BRANCH",
+    ) -> Judged | None:
+        """As :func:`judge_new` (its arguments but the series)."""
+        if not new:
+            return None
+        names = {r.name for r in new}
+        commits = {r.commit for r in new if r.commit is not None}
+        end = len(self.line.groups) if before is None else bisect.bisect_left(self._starts, before)
+        excluded = [self._names[n] for n in names if n in self._names]
+        excluded += [self._commits[c] for c in commits if c in self._commits]
+        if any(g < end for g in excluded):
+            # NEW's own runs inside the history: left out one by one, as compare does.
+            return _judge_leaving_out(
+                self.series, new, window, threshold, before, include_degraded, branch
+            )
+        if end == 0:
+            return None
+        line = self.line
+        prefix = Line(
+            line.series,
+            line.groups[:end],
+            line.medians[:end],
+            line.lows[:end],
+            line.highs[:end],
+            line.runs[:end],
+            line.degraded[:end],
+        )
+        fit = [g for g in range(end) if prefix.degraded[g] is None]
+        chosen = fit[-window:] if fit else [end - 1]
+        base = _Base(prefix, chosen, 0, sum(1 for g in range(end) if g > chosen[-1]))
+        return _judged(base, new, self._noise(end), threshold, include_degraded, window, branch)
+
+
+def _judged(
+    chosen: _Base,
+    new: Sequence[RunRow],
+    noise: Noise | None,
+    threshold: float,
+    include_degraded: bool,
+    window: int,
+    branch: str,
+) -> Judged | None:
+    base = _base_run(chosen, None, branch).point
+    if base is None:  # pragma: no cover - a base run always has a value
+        return None
+    # The latest observed stands for NEW, the first of equals, as compare chooses it.
+    latest = max(new, key=_observed_at)
+    same = [
+        r
+        for r in new
+        if r.implementation_digest == latest.implementation_digest
+        and r.environment_digest == latest.environment_digest
+        and r.commit == latest.commit
+    ]
+    mine = pool(_row_point(r) for r in same)
+    found = judge(base, mine, threshold=threshold, noise=noise, include_degraded=include_degraded)
+    return Judged(found, chosen.latest, latest, _note(chosen, window, branch))
+
+
 def judge_new(
     series: Series,
     new: Sequence[RunRow],
@@ -246,7 +358,7 @@ def judge_new(
     The rule of :func:`compare_to_branch`, for runs already read as rows: NEW's own runs
     and commit are left out of the series, degraded points passed over, the base is the
     latest point (or the median of the last ``window``), and the verdict knows the series'
-    noise. The dashboard's Compare page asks this for every commit and branch it offers.
+    noise. :class:`SeriesBase` asks the same of one series many times.
 
     Args:
         series: The branch's series.
@@ -261,8 +373,26 @@ def judge_new(
     Returns:
         The verdict with its base, or None when the series has no base for NEW.
     """
-    if not new:
-        return None
+    return SeriesBase(series).judge(
+        new,
+        window=window,
+        threshold=threshold,
+        before=before,
+        include_degraded=include_degraded,
+        branch=branch,
+    )
+
+
+def _judge_leaving_out(
+    series: Series,
+    new: Sequence[RunRow],
+    window: int,
+    threshold: float,
+    before: str | None,
+    include_degraded: bool,
+    branch: str,
+) -> Judged | None:
+    """:func:`judge_new` where NEW's own runs sit in the history: left out one by one."""
     points = series.points
     if before is not None:
         points = tuple(p for p in points if utc_instant(p.order_key) < before)
@@ -274,27 +404,7 @@ def judge_new(
     )
     if chosen is None:
         return None
-    base = _base_run(chosen, None, branch).point
-    # The latest observed stands for NEW, the first of equals, as compare chooses it.
-    latest = max(new, key=_observed_at)
-    same = [
-        r
-        for r in new
-        if r.implementation_digest == latest.implementation_digest
-        and r.environment_digest == latest.environment_digest
-        and r.commit == latest.commit
-    ]
-    mine = pool(_row_point(r) for r in same)
-    if base is None:  # pragma: no cover - a base run always has a value
-        return None
-    found = judge(
-        base,
-        mine,
-        threshold=threshold,
-        noise=chosen.line.noise(),
-        include_degraded=include_degraded,
-    )
-    return Judged(found, chosen.latest, latest, _note(chosen, window, branch))
+    return _judged(chosen, new, chosen.line.noise(), threshold, include_degraded, window, branch)
 
 
 def baseline(

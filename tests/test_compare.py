@@ -594,3 +594,24 @@ def test_a_side_carrying_only_digests_keeps_the_parameters_the_other_side_shows(
     result = cmp.compare(base, new)
     labels = sorted(result.label(p.base) for p in result.pairs if p.base is not None)
     assert labels == ["jsd forward tokens=1", "jsd forward tokens=2"]
+
+
+def test_a_geomean_over_rows_all_within_the_noise_is_not_a_change() -> None:
+    """Rows whose own spreads are 40% wide each move 30-50% faster: every row is ~, and so
+    is their geometric mean, however far from 1 it is."""
+    base = [
+        bundle(median=100_000, p20=80_000, p80=120_000, params={"tokens": t}) for t in (1, 2, 3)
+    ]
+    new = [
+        bundle(median=m, p20=int(m * 0.8), p80=int(m * 1.2), params={"tokens": t})
+        for t, m in ((1, 70_000), (2, 60_000), (3, 50_000))
+    ]
+    result = cmp.compare(base, new)
+    assert [p.verdict.kind for p in result.pairs if p.verdict] == ["same"] * 3
+    [(metric, mean)] = result.geomean_verdicts().items()
+    assert metric == "latency"
+    assert mean.kind == "same"
+    assert mean.ratio is not None
+    assert mean.ratio < 0.7
+    geomean = next(line for line in cmp.render(result).splitlines() if line.startswith("geomean"))
+    assert geomean.split()[-1] == "~"

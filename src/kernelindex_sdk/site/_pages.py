@@ -312,10 +312,11 @@ def health(
         rows.append(entry)
     families = _relative_families(lines)
     for h in relative:
-        # A relative series adds to Health what no line shows: its last change, where its
-        # absolute series started anew (a new GPU, a workload that gained a parameter).
+        # A relative series adds to Health what no line shows: its last change, where code
+        # changed as its absolute series started anew (a new GPU, a workload that gained a
+        # parameter). A GPU alone moving the ratio is the hardware, nothing to act on.
         judged_changes = [c for c in h.changes if c.verdict is not None and c.verdict.changed]
-        if not judged_changes or not {"hardware", "workload"} & set(judged_changes[-1].causes):
+        if not judged_changes or not _code_on_a_new_start(judged_changes[-1].causes):
             continue
         change = judged_changes[-1]
         stale = _relative_stale(h, families)
@@ -341,6 +342,15 @@ def health(
     now = [r for r in rows if not r["stale"]]
     stale_rows = [r for r in rows if r["stale"]]
     return {"now": now[:HEALTH_LIMIT], "stale": stale_rows[:HEALTH_LIMIT]}
+
+
+def _code_on_a_new_start(causes: Sequence[str]) -> bool:
+    """Whether a relative change came with code (or the workload) where its absolute
+    series started anew: the change a line cannot show and a team can act on."""
+    found = set(causes)
+    return bool(found & {"hardware", "workload"}) and bool(
+        found & {"implementation", "baseline", "workload"}
+    )
 
 
 def _relative_families(lines: Sequence[Line]) -> dict[tuple[str, str], str]:

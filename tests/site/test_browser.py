@@ -174,9 +174,7 @@ def test_compare_shows_each_commits_verdicts_from_the_data(site: Path, open_page
     stepped = synthetic_commit(8)[:10]
     at = next(i for i, t in enumerate(texts) if stepped in t)
     page.page.select_option("#ref", options[at])
-    page.page.wait_for_function(
-        "document.querySelectorAll('#compare tbody tr.regression').length > 0"
-    )
+    _settle(page, "#compare tbody tr.regression")
     changes = page.page.eval_on_selector_all(
         "#compare tbody td:nth-child(5)", "n => n.map(x => x.textContent)"
     )
@@ -184,9 +182,8 @@ def test_compare_shows_each_commits_verdicts_from_the_data(site: Path, open_page
     assert set(changes) - {c for c in changes if c.startswith("+")} == {"~"}
     before = next(i for i, t in enumerate(texts) if synthetic_commit(7)[:10] in t)
     page.page.select_option("#ref", options[before])
-    page.page.wait_for_function(
-        "document.querySelectorAll('#compare tbody tr.regression').length === 0"
-    )
+    # The page's CSP forbids eval: wait on the selector, not on a polled expression.
+    page.page.wait_for_selector("#compare tbody tr.regression", state="detached", timeout=15_000)
     assert page.errors == []
 
 

@@ -16,7 +16,7 @@ from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest, report
 from kernelindex_sdk._cli import main
-from kernelindex_sdk.compare import Stat, _comparable, compare, is_significant, render
+from kernelindex_sdk.compare import Stat, _comparable, compare, is_significant, load_runs, render
 from kernelindex_sdk.errors import ArgumentError
 
 
@@ -227,3 +227,26 @@ def test_a_renamed_copy_compares_as_before() -> None:
         digest.workload_digest(base[0]["run"]["spec"]["workload"])
         == (new[0]["run"]["spec"]["workloadDigest"])
     )
+
+
+def _throttled(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["run"]["spec"]["conditions"] = {"gpu": {"samples": 40, "throttleReasons": ["HwSlowdown"]}}
+    return doc
+
+
+def test_a_degraded_run_is_neither_a_regression_nor_an_improvement(tmp_path: Path) -> None:
+    """Its GPU throttled while it was timed: the pair says degraded and why, the gate does
+    not trip; --include-degraded judges it as any run."""
+    base = write_jsonl(tmp_path / "base.jsonl", [bundle(median=100_000)])
+    new = write_jsonl(tmp_path / "new.jsonl", [_throttled(bundle(median=150_000))])
+    result = compare(load_runs([base]), load_runs([new]))
+    [pair] = result.pairs
+    assert pair.degraded
+    assert pair.verdict is not None
+    assert pair.verdict.reason == "degraded: NEW throttled (HwSlowdown)"
+    assert result.regressions(5) == []
+    assert "degraded" in render(result, "text")
+    [row] = json.loads(render(result, "json"))
+    assert (row["verdict"], row["new"]["degraded"]) == ("degraded", "throttled (HwSlowdown)")
+    judged = compare(load_runs([base]), load_runs([new]), include_degraded=True)
+    assert len(judged.regressions(5)) == 1

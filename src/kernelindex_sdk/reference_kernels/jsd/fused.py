@@ -9,8 +9,8 @@ programs strides over the tiles, so a small BT still fills the GPU. Each program
 float32 partial sum; the program that finishes last (an atomic ticket) adds the partials
 in program order (deterministic) and divides by the number of rows kept. One launch per
 call. The launch configuration, the grid, the form of the math and the reduction's buffers
-come from ``launch_plan.py``: committed tables, never timing at run time, so two processes run
-the same code on the same inputs.
+come from ``launch_plan.py``: committed tables, never timing at run time, so two processes
+run the same code on the same inputs.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ and a record's text goes as the UTF-8 bytes it was read as, unescaped. The recor
 (keyed by the arrival numbers this writer took, so no other writer can hold them) are
 the one write whose result ingest does not use: they are written on a worker thread while
 ingest reads and checks the next batch, and the server stores them meanwhile.
-``benchmarks/postgres_write_settings.py`` measures the settings.
+``benchmarks/results/postgres_write_settings.json`` measured the settings.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ the verdict is on the checkout it runs in, with no private function in between.
 
     python3.11 -m venv .venv-otava && .venv-otava/bin/pip install apache-otava==0.8.0
     python3.11 -m venv .venv-asv && .venv-asv/bin/pip install asv==0.6.6
-    PYTHONPATH=$PWD/src python benchmarks/false_alarms.py \\
-        --out benchmarks/results/false_alarms.json
+    PYTHONPATH=$PWD/src python benchmarks/false_alarms.py [CORPUS ...] \
+        [--out benchmarks/results/false_alarms.json]
 
 Definitions (docs/false-alarms.md says the same for users):
 
@@ -25,20 +25,22 @@ Definitions (docs/false-alarms.md says the same for users):
   orders them by observedAt), and ``new-commit-per-rerun``, each position in a sequence
   its own commit id, one minute apart (a job re-run on successive no-op commits). The
   verdict must call nothing in either.
-- **Sequences.** Round 0 takes the reruns in the order they ran; each further round
-  (``--rounds``) a random order of them (seeded), since same-code reruns are exchangeable.
+- **Sequences.** Round 0 takes the reruns in the order they ran; each further round a
+  random order of them (seeded), since same-code reruns are exchangeable:
+  ``--scan-rounds`` sequences are scanned by history, ``--rounds`` give the PR checks.
   In ``same-commit`` the store orders a branch by observedAt whatever the round, so its
-  history scans are made in round 0 only. Every branch of a sequence is its own
+  history scan is made once. Every branch of a sequence is its own
   ``kernelindex.dev/branch`` in one store per variant, the runs renamed to stay unique.
 - A **series comparison** is one of: (1) ``history``: one series' change-point scan over
-  its whole sequence (K points; also the first K - 10); (2) ``compare --history``: one
-  NEW run against its series' history on a branch holding the k points before it, for
-  every k from 1 to K - 1; (3) ``compare``: one series' row of ``compare BASE NEW``,
-  BASE and NEW two different reruns (up to ``--pairs`` pairs, sampled, BASE the earlier).
+  its whole sequence (K points); (2) ``compare --history``: one NEW run against its
+  series' history on a branch holding the k points before it, for every k from 1 to
+  K - 1; (3) ``compare``: one series' row of ``compare BASE NEW``, BASE and NEW two
+  different reruns (up to ``--pairs`` pairs, sampled, BASE the earlier).
 - A **false alarm** is anything the verdict calls on unmodified reruns: a change point in
   a history scan, a significant row (faster or slower) in either compare. Figures are
   false alarms per 1,000 series comparisons of that kind (and per 1,000 points scanned
-  for history).
+  for history). A compare row without a ratio (unpaired, or declined) is neither an
+  alarm nor a finding: it is counted apart as not judged.
 - **Injected steps** (``new-commit-per-rerun`` only: within one commit a step is not a
   step): for a size s of 3%, 5% or 10% and a direction drawn at random per series, the
   runs of one series from a random position b on are multiplied by 1 + s (slower) or
@@ -53,16 +55,21 @@ Definitions (docs/false-alarms.md says the same for users):
 - **Stability** (when K - 10 >= 6): the change points of the scan of the first K - 10
   points, unmodified and with a step injected there (b at least 3 points from either end
   of the first K - 10), and whether each is still reported at the same point in the same
-  direction when the 10 more points arrive. Moved: reported at another point; vanished:
-  not reported. The goal is that none moves or vanishes.
+  direction when the 10 more points arrive. Moved: a change in that direction reported
+  at another point (how many by one point is said); vanished: none. The goal is that
+  none moves or vanishes.
 
 The anchors, Apache Otava and asv, run in their own virtual environments
 (benchmarks/false_alarms_anchors.py; never imported here) on the same medians in the same
 order: each history scan's series, and for the PR check each history with its NEW run
 appended (an alarm: a change reported at the NEW run). They have no two-run verdict.
 
-``--self-test`` checks the counting on a synthetic corpus with a known step and a known
-flat series (it needs no anchors and writes nothing).
+The command runs in this process through the package's ``kernelindex`` console-script
+entry point, called with its arguments and streams as the program is; ``--fresh-processes``
+starts ``python -m kernelindex_sdk`` for every call instead (the same figures on
+h100-replicates with ``--rounds 2 --pairs 5``; 18 times slower on a loaded machine).
+``--self-test`` checks the counting on hand-made answers and on a synthetic corpus with a
+known step and a flat series (no anchors; it writes nothing).
 """
 
 from __future__ import annotations
@@ -112,6 +119,9 @@ GOALS = {
     "moved_or_vanished": 0.0,
 }
 CHECKS = ("history", "compare --history", "compare")
+# A compare trial whose NEW run got no row with a ratio (unpaired, or a pair the verdict
+# declined to judge): neither an alarm nor a finding, counted apart.
+UNJUDGED = "unjudged"
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,7 +187,6 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
     store_file = _write_jsonl(folder / "store.jsonl", plan.store_records)
     _checked(command("ingest", "--db", db, str(store_file)), "kernelindex ingest")
     ingest_s = time.perf_counter() - started
-    unjudged = 0
     for branch, trials in plan.scans.items():
         out = _checked(
             command("history", "--db", db, "--branch", branch, "--format", "json"),
@@ -197,7 +206,7 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
             command("compare", "--history", branch, str(new_file), "--db", db, "--format", "json"),
             "kernelindex compare --history",
         )
-        unjudged += _fill_rows(json.loads(out), trials)
+        _fill_rows(json.loads(out), trials)
         new_file.unlink()
     for i, (base, new_docs, trials) in enumerate(plan.pairs):
         base_file = _write_jsonl(folder / f"base-{i}.jsonl", base)
@@ -206,26 +215,23 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
             command("compare", str(base_file), str(new_file), "--format", "json"),
             "kernelindex compare",
         )
-        unjudged += _fill_rows(json.loads(out), trials)
+        _fill_rows(json.loads(out), trials)
     return {
         "records_stored": len(plan.store_records),
         "ingest_s": round(ingest_s, 1),
         "seconds": round(time.perf_counter() - started, 1),
-        "rows_unpaired_or_unjudged": unjudged,
     }
 
 
-def _fill_rows(rows: list[Record], trials: list[Trial]) -> int:
+def _fill_rows(rows: list[Record], trials: list[Trial]) -> None:
+    """Each trial's answer from its row; ``UNJUDGED`` where no row gave a ratio."""
     by_new = {t.names[-1]: t for t in trials}
-    unjudged = 0
+    for t in trials:
+        t.ours = UNJUDGED
     for row in rows:
-        new = row.get("new") or {}
-        trial = by_new.get(new.get("run"))
-        if trial is None or row.get("ratio") is None:
-            unjudged += 1
-            continue
-        trial.ours = called(row)
-    return unjudged
+        trial = by_new.get((row.get("new") or {}).get("run"))
+        if trial is not None and row.get("ratio") is not None:
+            trial.ours = called(row)
 
 
 def ask_anchor(python: str, detector: str, trials: list[Trial]) -> tuple[str, dict[str, Any]]:
@@ -262,6 +268,10 @@ def score(trials: list[Trial], answer: str) -> dict[str, Any]:
         return t.ours if answer == "ours" else t.anchors.get(answer)
 
     out: dict[str, Any] = {}
+    unjudged = sum(got(t) == UNJUDGED for t in trials)
+    if unjudged:
+        out["not_judged"] = unjudged
+    trials = [t for t in trials if got(t) != UNJUDGED]
     null = [t for t in trials if t.step is None and t.part != "first"]
     if null:
         out.update(_false_alarms(null, got))
@@ -323,7 +333,7 @@ def _stability(trials: list[Trial], got: Any) -> dict[str, Any]:
         if t.link is not None:
             linked[t.link][t.part] = t
     pairs = [pair for pair in linked.values() if len(pair) == 2]
-    kept = moved = vanished = 0
+    kept = moved = by_one = vanished = 0
     for pair in pairs:
         later = got(pair["all"])
         for pos, direction in got(pair["first"]):
@@ -331,6 +341,7 @@ def _stability(trials: list[Trial], got: Any) -> dict[str, Any]:
                 kept += 1
             elif any(d == direction for _, d in later):
                 moved += 1
+                by_one += any(d == direction and abs(p - pos) == 1 for p, d in later)
             else:
                 vanished += 1
     total = kept + moved + vanished
@@ -341,6 +352,7 @@ def _stability(trials: list[Trial], got: Any) -> dict[str, Any]:
         "change_points_on_first_points": total,
         "kept": kept,
         "moved": moved,
+        "of_which_by_one_point": by_one,
         "vanished": vanished,
         "moved_or_vanished_share": _share(moved + vanished, total),
     }
@@ -361,7 +373,14 @@ def evaluate(
     out: dict[str, Any] = {}
     versions: dict[str, Any] = {}
     for variant in VARIANTS:
-        plan = plan_variant(corpus, variant, args.rounds, args.pairs, rng)
+        plan = plan_variant(
+            corpus,
+            variant,
+            rng,
+            rounds=args.rounds,
+            scan_rounds=args.scan_rounds,
+            pairs=args.pairs,
+        )
         with tempfile.TemporaryDirectory(prefix="false-alarms-") as folder:
             run_info = ask_ours(plan, command, Path(folder))
         trials = all_trials(plan)
@@ -445,7 +464,9 @@ def self_test(command: Command) -> int:
     # 20, 0.05% noise: no false alarm on the flat one; the step found by every check.
     template = sorted((CORPORA / "h100-replicates").glob("rerun-*"))[0]
     corpus = synthetic_corpus(template, 20, 8, 0.10)
-    plan = plan_variant(corpus, "new-commit-per-rerun", 1, 10, np.random.default_rng(1))
+    plan = plan_variant(
+        corpus, "new-commit-per-rerun", np.random.default_rng(1), rounds=1, scan_rounds=1, pairs=10
+    )
     with tempfile.TemporaryDirectory(prefix="false-alarms-") as folder:
         ask_ours(plan, command, Path(folder))
     trials = all_trials(plan)
@@ -503,6 +524,8 @@ def table(results: dict[str, Any]) -> str:
                         if "comparisons" in figures
                         else ""
                     )
+                    if figures.get("not_judged"):
+                        fa += f"; {figures['not_judged']} not judged"
                     st = figures.get("stability", {})
                     share = st.get("moved_or_vanished_share")
                     moved = (
@@ -544,7 +567,12 @@ def main() -> int:
         default=list(DEFAULT_CORPORA),
         help="corpus folders or names under benchmarks/corpora",
     )
-    parser.add_argument("--rounds", type=int, default=6, help="sequences per corpus (default 6)")
+    parser.add_argument(
+        "--rounds", type=int, default=6, help="sequences of PR checks per corpus (default 6)"
+    )
+    parser.add_argument(
+        "--scan-rounds", type=int, default=30, help="sequences scanned by history (default 30)"
+    )
     parser.add_argument("--pairs", type=int, default=40, help="BASE/NEW rerun pairs (default 40)")
     parser.add_argument("--seed", type=int, default=20261207)
     parser.add_argument("--otava", default=str(ROOT / ".venv-otava" / "bin" / "python"))
@@ -555,7 +583,9 @@ def main() -> int:
         action="store_true",
         help="one `python -m kernelindex_sdk` process per call (slower)",
     )
-    parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "false_alarms.json"
+    )
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
     command = Command(args.fresh_processes)
@@ -605,6 +635,7 @@ def main() -> int:
         "calls_of_kernelindex": command.calls,
         "settings": {
             "rounds": args.rounds,
+            "scan_rounds": args.scan_rounds,
             "pairs": args.pairs,
             "seed": args.seed,
             "sizes": SIZES,
@@ -614,7 +645,7 @@ def main() -> int:
         "corpora": described,
         "results": results,
     }
-    write_results(report, args.out) if args.out else None
+    write_results(report, args.out)
     print(table(results))
     return 0
 

@@ -359,21 +359,29 @@ class _Planner:
 
 
 def plan_variant(
-    corpus: Corpus, variant: str, rounds: int, pairs: int, rng: np.random.Generator
+    corpus: Corpus,
+    variant: str,
+    rng: np.random.Generator,
+    *,
+    rounds: int,
+    scan_rounds: int,
+    pairs: int,
 ) -> Plan:
     """Every branch, NEW and BASE file and trial of one provenance variant.
 
-    Round 0 takes the reruns in the order they ran, each further round a random order.
-    In ``same-commit`` the store orders a branch by observedAt whatever the round, so
-    its history scans are made in round 0 only; and no step is injected there (within
-    one commit a step is not a step).
+    Round 0 takes the reruns in the order they ran, each further round a random order:
+    ``scan_rounds`` of them are scanned by history, ``rounds`` give the PR checks. In
+    ``same-commit`` the store orders a branch by observedAt whatever the round, so its
+    history scans are made in round 0 only; and no step is injected there (within one
+    commit a step is not a step).
     """
     planner = _Planner(corpus, variant, rng)
-    for r in range(rounds):
+    for r in range(max(rounds, scan_rounds)):
         seq = list(range(planner.k)) if r == 0 else [int(x) for x in rng.permutation(planner.k)]
-        if planner.inject or r == 0:
+        if r < scan_rounds and (planner.inject or r == 0):
             planner.scans(r, seq)
-        planner.pr_checks(r, seq)
+        if r < rounds:
+            planner.pr_checks(r, seq)
     planner.pairs(pairs)
     return planner.plan
 

@@ -104,6 +104,7 @@ from false_alarms_plan import (
     Record,
     Trial,
     load_corpus,
+    median_of,
     plan_variant,
     scaled_spec,
     synthetic_corpus,
@@ -355,6 +356,43 @@ def _stability(trials: list[Trial], got: Any) -> dict[str, Any]:
         "of_which_by_one_point": by_one,
         "vanished": vanished,
         "moved_or_vanished_share": _share(moved + vanished, total),
+    }
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    low, mid, high = np.percentile(values, [0, 50, 100])
+    return {
+        "min": round(float(low), 4),
+        "median": round(float(mid), 4),
+        "max": round(float(high), 4),
+    }
+
+
+def noise(corpus: Corpus) -> dict[str, Any]:
+    """How noisy the corpus is, over its series: between reruns and within each run.
+
+    ``between_reruns_sd``: the standard deviation of a series' log median across the
+    reruns (0.01 is about 1%); ``max_over_min``: its largest median over its smallest;
+    ``within_run_p80_over_p20``: each run's own spread.
+    """
+    between, extent, within = [], [], []
+    for key in corpus.keys:
+        docs = [rerun[key] for rerun in corpus.reruns]
+        medians = np.array([median_of(d) for d in docs])
+        between.append(float(np.std(np.log(medians), ddof=1)))
+        extent.append(float(medians.max() / medians.min()))
+        for d in docs:
+            q = {
+                m.get("statistic"): m["value"]
+                for m in d["run"]["spec"].get("measurements", [])
+                if m.get("metric") == "latency"
+            }
+            if q.get("p20") and q.get("p80"):
+                within.append(q["p80"] / q["p20"])
+    return {
+        "between_reruns_sd": _spread(between),
+        "max_over_min": _spread(extent),
+        "within_run_p80_over_p20": _spread(within) if within else None,
     }
 
 
@@ -612,6 +650,7 @@ def main() -> int:
             "reruns": len(corpus.reruns),
             "series": len(corpus.keys),
             "commit_measured": corpus.commit,
+            "noise": noise(corpus),
             "origin": corpus.origin,
             "seconds": round(time.perf_counter() - t0, 1),
         }

@@ -20,9 +20,10 @@ starting reruns once the next would likely end past it (the longest rerun so far
 guess). ``--first`` numbers the reruns from there, so a second call adds to a corpus.
 
 Files: ``OUT/rerun-NN.jsonl.gz`` (gzip without a name or time, so the bytes depend on the
-records alone) and ``OUT/manifest.json``: the command, the machine, and per rerun its
-load, start and end, wall seconds, the load average before and after, and its record
-count. The manifest is rewritten after each rerun, so a corpus cut short is still read.
+records alone) and ``OUT/manifest.json``: what the corpus is, each call (its arguments,
+note and machine), and per rerun its load, start and end, wall seconds, the load average
+before and after, and its record count. The manifest is rewritten after each rerun, so a
+corpus cut short is still read.
 """
 
 from __future__ import annotations
@@ -122,10 +123,17 @@ def main() -> int:
     manifest: dict[str, Any] = (
         json.loads(manifest_path.read_text()) if manifest_path.exists() else {"reruns": []}
     )
-    manifest.update(
+    # The first call describes the corpus; each call (a corpus may be extended) is listed.
+    manifest.setdefault("what", "kernelindex bench jsd rerun in fresh processes: same code")
+    manifest.setdefault("note", args.note)
+    manifest.setdefault("bench_args", bench_args)
+    manifest.setdefault("load_pattern", loads)
+    manifest.setdefault("calls", []).append(
         {
-            "what": "kernelindex bench jsd rerun in fresh processes: same code, same commit",
-            "note": args.note or manifest.get("note", ""),
+            "first": args.first,
+            "repeats": args.repeats,
+            "started": _now(),
+            "note": args.note,
             "bench_args": bench_args,
             "load_pattern": loads,
             "machine": {

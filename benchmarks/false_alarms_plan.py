@@ -183,7 +183,8 @@ class Plan:
     pairs: list[tuple[list[Record], list[Record], list[Trial]]] = field(default_factory=list)
 
 
-def _median(doc: Record) -> float:
+def median_of(doc: Record) -> float:
+    """A run's latency median in ns."""
     return float(doc["run"]["spec"]["timing"]["latencyNs"]["median"])
 
 
@@ -263,7 +264,7 @@ class _Planner:
             ]
             self.plan.store_records.extend(docs)
             out[key] = Trial(
-                "history", key, [_name(d) for d in docs], [_median(d) for d in docs], step=step
+                "history", key, [_name(d) for d in docs], [median_of(d) for d in docs], step=step
             )
             self.plan.scans[branch].append(out[key])
         return out
@@ -326,7 +327,7 @@ class _Planner:
                             "compare --history",
                             key,
                             [*(_name(d) for d in history[key]), _name(new)],
-                            [*(_median(d) for d in history[key]), _median(new)],
+                            [*(median_of(d) for d in history[key]), median_of(new)],
                             step=(k, direction, size) if direction else None,
                         )
                     )
@@ -351,7 +352,7 @@ class _Planner:
                             "compare",
                             key,
                             [_name(base[key]), _name(new)],
-                            [_median(base[key]), _median(new)],
+                            [median_of(base[key]), median_of(new)],
                             step=(1, direction, size) if direction else None,
                         )
                     )

@@ -193,13 +193,7 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
             command("history", "--db", db, "--branch", branch, "--format", "json"),
             "kernelindex history",
         )
-        by_name = {name: (t, pos) for t in trials for pos, name in enumerate(t.names)}
-        for t in trials:
-            t.ours = []
-        for series in json.loads(out)["series"]:
-            for change in series["changes"]:
-                trial, pos = by_name[change["run"]]
-                trial.ours.append((pos, change["direction"]))
+        _fill_changes(json.loads(out)["series"], trials)
     for i, (branch, new_docs, trials) in enumerate(plan.pr):
         new_file = _write_jsonl(folder / f"pr-{i}.jsonl", new_docs)
         # Exit 1 would mean an invalid record (the gate is not asked for): fail loudly.
@@ -222,6 +216,29 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
         "ingest_s": round(ingest_s, 1),
         "seconds": round(time.perf_counter() - started, 1),
     }
+
+
+def _fill_changes(series: list[Record], trials: list[Trial]) -> None:
+    """Each scan's change points from history's JSON, as (position, direction).
+
+    A change names the run of the first point after it; where it names none known here
+    (a verdict that pools points might), its series and index place it.
+    """
+    by_name = {name: (t, pos) for t in trials for pos, name in enumerate(t.names)}
+    by_key = {t.key: t for t in trials}
+    for t in trials:
+        t.ours = []
+    for found in series:
+        key = (
+            found["workloadDigest"],
+            found["provider"],
+            found.get("entryPoint") or "",
+            found["protocolDigest"],
+            found["hardware"],
+        )
+        for change in found["changes"]:
+            trial, pos = by_name.get(change.get("run"), (by_key[key], change["index"]))
+            trial.ours.append((pos, change["direction"]))
 
 
 def _fill_rows(rows: list[Record], trials: list[Trial]) -> None:

@@ -113,7 +113,6 @@ from false_alarms_plan import (
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT / "benchmarks" / "corpora"
 ANCHORS = ROOT / "benchmarks" / "false_alarms_anchors.py"
-DEFAULT_CORPORA = ("cpu-load", "h100-replicates")
 GOALS = {
     "false_alarms_per_1000_comparisons": 1.0,
     "found_5pct": 0.95,
@@ -619,7 +618,7 @@ def main() -> int:
     parser.add_argument(
         "corpora",
         nargs="*",
-        default=list(DEFAULT_CORPORA),
+        default=sorted(p.name for p in CORPORA.iterdir() if p.is_dir()),
         help="corpus folders or names under benchmarks/corpora",
     )
     parser.add_argument(

@@ -14,6 +14,9 @@ the verdict is on the checkout it runs in, with no private function in between.
     PYTHONPATH=$PWD/src python benchmarks/false_alarms.py [CORPUS ...] \
         [--out benchmarks/results/false_alarms.json]
 
+Without CORPUS, every folder under benchmarks/corpora/ is measured (a corpus added there,
+such as the GPU corpus of false_alarms_gpu_corpus.sh, is picked up).
+
 Definitions (docs/false-alarms.md says the same for users):
 
 - A **series** is the runs of one workload, implementation (provider and entry point),

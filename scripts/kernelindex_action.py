@@ -299,7 +299,11 @@ class _Job:
         self.cli = _kernelindex(self.env)
         self.db = ["--db", self.inputs["db"]] if self.inputs.get("db") else []
         self.workdir = Path(self.env.get("RUNNER_TEMP") or ".")
-        self.records = shlex.split(self.inputs.get("records", ""))
+        try:
+            self.records = shlex.split(self.inputs.get("records", ""))
+            self.records_problem = ""
+        except ValueError as err:  # an unclosed quote
+            self.records, self.records_problem = [], f"the 'records' input: {err}"
         self.store_branch = self.inputs.get("store-branch", "")
         self.lease = ""
         self.outputs: dict[str, str] = {}
@@ -427,7 +431,10 @@ def main(env: Mapping[str, str] | None = None) -> int:
     """Run the action with ``env`` (default: the process's); return the exit status."""
     job = _Job(os.environ if env is None else env)
     if not job.records:
-        job.say("the 'records' input is empty: expected record files or folders")
+        job.say(
+            job.records_problem
+            or "the 'records' input is empty: expected record files or folders"
+        )
         return EXIT_USAGE
     store = _restore(job)
     if isinstance(store, int):

@@ -273,6 +273,14 @@ def test_no_records_input_is_exit_2(job: Job) -> None:
     assert "'records' input is empty" in done.stdout
 
 
+def test_a_records_input_with_an_unclosed_quote_is_one_line(job: Job) -> None:
+    """Arguments class: the records input is split like a shell line; a stray quote."""
+    done = job.run([Path('runs "x.jsonl')], event="push", ref="main")
+    assert done.returncode == 2
+    assert "the 'records' input: No closing quotation" in done.stdout
+    assert "Traceback" not in done.log
+
+
 # --- Poisoned history: a pull request never writes the base's history ------------------
 
 

@@ -178,6 +178,8 @@ def test_no_command_shows_the_password_of_a_store_it_cannot_open(url: str) -> No
     "argv",
     [
         ["validate", "postgresql://me:hunter2pw@db/r"],  # a URL where a file was expected
+        ["validate", "postgresql://me:hun'ter2pw@db/r"],  # a quote inside the password
+        ["validate", "postgresql://me@db/r?password=hunter2pw"],
         ["export", "postgresql://me:hunter2pw@db/r"],  # argparse: unrecognized arguments
         ["validate", "host=db password=hunter2pw"],
         ["history", "--db", "postgresql://me:hunter2pw@db/r", "--points", "x"],

@@ -54,9 +54,11 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: as lone surrogates, which open the same file again). tests/test_cli_arguments.py
 #: lists every argument of every command against this.
 PATH_ARGUMENTS: Final = frozenset({"paths", "csv", "out", "plot", "base", "new", "db"})
-# A store URL inside a message; a path's display may have folded its "//" into "/". A
-# last ":" before a blank is the message's own separator ("URL: no such file").
-_URL: Final = re.compile(r"(postgres(?:ql)?:/+)([^\s'\"]*?)(?=:?(?:\s|['\"]|\Z))", re.IGNORECASE)
+# A store URL inside a message, to the next blank (a password may hold quotes); a path's
+# display may have folded its "//" into "/".
+_URL: Final = re.compile(r"(postgres(?:ql)?:/+)(\S*)", re.IGNORECASE)
+# What ends a message's word rather than the URL: quotes, a separator ("URL: no such file").
+_AFTER_URL: Final = re.compile(r"['\",:;)\]]*\Z")
 
 
 # A connection string's password item inside a message (its value quoted or one word;
@@ -70,7 +72,10 @@ _PASSWORD_ITEM: Final = re.compile(
 
 def _masked_match(found: re.Match[str]) -> str:
     scheme, rest = found.groups()
-    return scheme + masked_url("postgresql://" + rest)[len("postgresql://") :]
+    after = _AFTER_URL.search(rest)
+    cut = after.start() if after is not None else len(rest)
+    masked = masked_url("postgresql://" + rest[:cut])[len("postgresql://") :]
+    return scheme + masked + rest[cut:]
 
 
 def mask_secrets(text: str) -> str:

@@ -432,8 +432,7 @@ def main(env: Mapping[str, str] | None = None) -> int:
     job = _Job(os.environ if env is None else env)
     if not job.records:
         job.say(
-            job.records_problem
-            or "the 'records' input is empty: expected record files or folders"
+            job.records_problem or "the 'records' input is empty: expected record files or folders"
         )
         return EXIT_USAGE
     store = _restore(job)

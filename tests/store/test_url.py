@@ -33,6 +33,9 @@ MASKED = [
     # Percent-encoded, and a bare % (libpq's error would echo it).
     ("postgresql://me:hunter%32pw@db/r", "postgresql://me:***@db/r"),
     ("postgresql://me:hunter2pw%@db/r", "postgresql://me:***@db/r"),
+    # An unencoded '@' in the password: libpq ends the userinfo at the first, urllib at
+    # the last; masked to the last.
+    ("postgresql://me:hunter@2pw@db/r", "postgresql://me:***@db/r"),
     # A '/' in the password: libpq reads no userinfo, but it is still the user's password.
     ("postgresql://me:hun/ter2pw@db/r", "postgresql://me:***@db/r"),
     # The query parameter, in any case and encoding of its name.
@@ -172,6 +175,7 @@ def test_no_command_shows_the_password_of_a_store_it_cannot_open(url: str) -> No
     assert status == 2
     assert "hunter2" not in err, err
     assert "ter2pw" not in err, err
+    assert "2pw@" not in err, err
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,11 @@ class StoreURL:
             text = text.replace(f'"{secret}"', f'"{MASK}"')
             if len(secret) >= _MIN_FREE_SECRET:
                 text = text.replace(secret, MASK)
+            # libpq ends the userinfo at the first '@': the rest of a password holding
+            # one is the start of its host ("failed to resolve host '2pw@db'").
+            for rest in secret.split("@")[1:]:
+                if rest:
+                    text = text.replace(f"{rest}@", f"{MASK}@")
         return text
 
 
@@ -84,15 +89,14 @@ def _is_uri(url: str) -> bool:
 def _userinfo_end(rest: str) -> int | None:
     """Where the userinfo of a URL's text after ``scheme://`` ends (its ``@``), if any.
 
-    libpq's rule first: the first ``@`` before any ``/``. A password holding a ``/``
-    (unencoded) is no userinfo to libpq, but it is still the user's password: an ``@``
-    before the query, after a ``:``, is taken as ending one too.
+    libpq's rule first: an ``@`` before any ``/``. libpq takes the first, urllib the
+    last; the last is masked up to, so that a password holding an unencoded ``@`` is
+    masked whole. A password holding a ``/`` is no userinfo to libpq, but it is still the
+    user's password: an ``@`` before the query, after a ``:``, ends one too.
     """
-    for i, char in enumerate(rest):
-        if char == "@":
-            return i
-        if char == "/":
-            break
+    at = rest.split("/", 1)[0].rfind("@")
+    if at >= 0:
+        return at
     at = rest.find("@")
     query = rest.find("?")
     if at > 0 and (query < 0 or at < query) and ":" in rest[:at]:

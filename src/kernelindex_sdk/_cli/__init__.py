@@ -24,7 +24,16 @@ from typing import IO, Any, Final, NoReturn
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
 from . import analysis, bench, history, importer, merge, records, site, store
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, reader_gone, silence_stdout
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    checked_type,
+    mask_secrets,
+    reader_gone,
+    silence_stdout,
+)
 
 __all__ = ["main"]
 
@@ -50,6 +59,17 @@ _OWNERS: Final[dict[str, ModuleType]] = {
 }
 
 
+# Actions that take no value from the command line (flags, --help, --version).
+_NO_VALUE: Final = (
+    argparse._StoreConstAction,  # store_true and store_false too
+    argparse._AppendConstAction,
+    argparse._CountAction,
+    argparse._HelpAction,
+    argparse._VersionAction,
+    argparse._SubParsersAction,
+)
+
+
 class _ClosedStream(_io.TextIOBase):
     """Stands for a standard stream the process was started without (``>&-``, ``<&-``)."""
 
@@ -71,11 +91,13 @@ class _ClosedStream(_io.TextIOBase):
 
 
 class _QuietStderr(_io.TextIOBase):
-    """Standard error that never fails the command: a message it cannot take is dropped.
+    """Standard error that never fails the command and never shows a password.
 
     The exit status is the verdict; a full or closed stderr (``2>/dev/full``) must not
-    change it. After the first failure the process's own stderr is pointed at
-    /dev/null, so that the interpreter's last flush does not fail at exit either.
+    change it: a message it cannot take is dropped. After the first failure the
+    process's own stderr is pointed at /dev/null, so that the interpreter's last flush
+    does not fail at exit either. Every message is masked (:func:`._common.mask_secrets`):
+    a store URL given where a file was expected is echoed by the error that says so.
     """
 
     def __init__(self, stream: IO[str]) -> None:
@@ -86,7 +108,7 @@ class _QuietStderr(_io.TextIOBase):
     def write(self, text: str) -> int:
         if not self._failed:
             try:
-                self._stream.write(text)
+                self._stream.write(mask_secrets(text))
                 if "\n" in text:
                     self._stream.flush()
             except (OSError, ValueError):
@@ -117,10 +139,18 @@ class _QuietStderr(_io.TextIOBase):
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, and whose output can fail.
+    """An ArgumentParser whose usage errors are one line, whose output can fail, and
+    whose every argument that takes a value is checked as a path or as text
+    (:func:`._common.checked_type`): one place, for every command.
 
     Subparsers are made of this class too (argparse uses the parent's class).
     """
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.nargs != 0 and not isinstance(action, _NO_VALUE):
+            action.type = checked_type(action.dest, action.type)  # type: ignore[arg-type]
+        return action
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")

@@ -6,7 +6,7 @@ import argparse
 
 import attrs
 
-from ..errors import InputError, SweepOptionError
+from ..errors import InputError, MissingDependencyError, SweepOptionError
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -120,7 +120,11 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         from ..reference_kernels.launch import JSDOptions, prepare_jsd
     except ImportError:
         print(
-            "kernelindex bench needs the [bench] extra: pip install 'kernelindex-sdk[bench]'",
+            str(
+                MissingDependencyError(
+                    feature="kernelindex bench", package="torch or Triton", extra="bench"
+                )
+            ),
             file=io.stderr,
         )
         return EXIT_USAGE

@@ -62,9 +62,10 @@ def bmf_chunks(
 
 
 def _repeated(point: Point, seen: dict[str, str], on_notice: Callable[[str], None] | None) -> bool:
-    earlier = seen.setdefault(point.benchmark, point.run)
-    if earlier == point.run:
+    if point.benchmark not in seen:
+        seen[point.benchmark] = point.run
         return False
+    earlier = seen[point.benchmark]
     if on_notice is not None:
         on_notice(
             f"run {point.run!r} left out: {point.benchmark!r} already has the value of"

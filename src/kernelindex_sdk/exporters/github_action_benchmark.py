@@ -61,14 +61,15 @@ def github_action_benchmark_chunks(
                 if value.metric == "latency"
                 else f"{point.benchmark} {value.metric}"
             )
-            earlier = seen.setdefault(name, point.run)
-            if earlier != point.run:
+            if name in seen:
+                earlier = seen[name]
                 if on_notice is not None:
                     on_notice(
                         f"run {point.run!r} left out: {name!r} already has the value of run"
                         f" {earlier!r} (one value per name; export one commit and machine)"
                     )
                 continue
+            seen[name] = point.run
             entry: dict[str, Any] = {"name": name, "unit": value.unit, "value": value.value}
             shown = _range(value)
             if shown is not None:

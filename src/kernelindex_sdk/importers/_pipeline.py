@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
 
-from .._base.display import article
 from .._base.files import refuse_overwriting_inputs
 from ..convert import dump, load_record
 from ..documents import STDIN, JSONLinesWriter
@@ -143,7 +142,7 @@ def import_files(
     Args:
         reader: The format's reader.
         paths: The files.
-        kind: What an input is, for messages (``nvbench JSON``).
+        kind: What an input is, for messages (``an nvbench JSON file``).
         out: The JSON Lines file to append to; ``-`` writes to ``stream``.
         stream: Where ``-`` writes (standard output by default).
         on_error: Called with each entry or file that gives no record.
@@ -163,7 +162,7 @@ def import_files(
     if target == STDIN and stream_fd is not None:
         outputs.append(stream_fd)
     refuse_overwriting_inputs(outputs, sources)
-    sources = _output.check_inputs(sources, target, what=f"{article(kind)} file")
+    sources = _output.check_inputs(sources, target, what=kind)
     JSONLinesWriter(target, stream=stream).check()
     rejected = skipped = 0
 

@@ -35,7 +35,7 @@ from ._tables import SOURCE, environment
 __all__ = ["KIND", "SOURCE", "ImportSummary", "import_files", "read", "read_files", "reader"]
 
 #: What an input is, for messages.
-KIND: Final = "Google Benchmark JSON"
+KIND: Final = "a Google Benchmark JSON file"
 
 
 def _date(context: dict[str, Any]) -> datetime | None:

@@ -28,7 +28,11 @@ FITS: Final = ("BigO", "RMS")
 
 @attrs.define
 class Instance:
-    """The rows of one benchmark instance, in file order, each with its index."""
+    """The rows of one benchmark instance, in file order, each with its index.
+
+    ``key`` is its run name (``BM_fill/rows:8/cols:64``), or, for rows that carry none,
+    their name without an aggregate's suffix.
+    """
 
     key: str
     family_index: int | None
@@ -74,6 +78,16 @@ def _key(row: dict[str, Any], aggregate: str | None) -> str:
     return name
 
 
+def _group_key(row: dict[str, Any], key: str) -> tuple[Any, ...]:
+    """What makes rows one instance: the run name; or, for rows without one, the family
+    and instance indices when they have them (as Google Benchmark's compare.py pairs
+    them), else the name."""
+    family, instance = _family(row), row.get("per_family_instance_index")
+    if "run_name" not in row and family is not None and isinstance(instance, int):
+        return ("index", family, instance)
+    return ("name", key)
+
+
 def _family(row: dict[str, Any]) -> int | None:
     index = row.get("family_index")
     return index if isinstance(index, int) and not isinstance(index, bool) else None
@@ -88,7 +102,7 @@ def group(rows: list[Any]) -> tuple[list[Instance], list[tuple[int, str]]]:
     """
     plain = [r for r in rows if isinstance(r, dict)]
     stems = {_name(r) for r in plain if "run_type" not in r}
-    instances: dict[str, Instance] = {}
+    instances: dict[tuple[Any, ...], Instance] = {}
     fits: list[tuple[int, dict[str, Any], str]] = []
     loose: list[tuple[int, str]] = []
     for i, row in enumerate(rows):
@@ -103,7 +117,7 @@ def group(rows: list[Any]) -> tuple[list[Instance], list[tuple[int, str]]]:
         if aggregate in FITS:
             fits.append((i, row, key))
             continue
-        instance = instances.setdefault(key, Instance(key, _family(row)))
+        instance = instances.setdefault(_group_key(row, key), Instance(key, _family(row)))
         if aggregate is None:
             instance.rows.append((i, row))
         elif not aggregate:

@@ -31,7 +31,7 @@ from ._tables import SOURCE
 __all__ = ["KIND", "SOURCE", "ImportSummary", "import_files", "read", "read_files", "reader"]
 
 #: What an input is, for messages.
-KIND: Final = "nvbench JSON"
+KIND: Final = "an nvbench JSON file"
 _MAJOR: Final = 1
 
 

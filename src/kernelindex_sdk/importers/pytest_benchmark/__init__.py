@@ -38,7 +38,7 @@ from ._runs import (
 __all__ = ["KIND", "SOURCE", "ImportSummary", "import_files", "read", "read_files", "reader"]
 
 #: What an input is, for messages.
-KIND: Final = "pytest-benchmark JSON"
+KIND: Final = "a pytest-benchmark JSON file"
 
 
 def _draft(bench: Any, where: Where, shared: dict[str, Any], provider: str) -> Draft:

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: What an input is, for messages.
-KIND: Final = "TritonBench CSV or JSON"
+KIND: Final = "a TritonBench CSV or JSON file"
 
 
 def _is_json(source: str) -> bool:

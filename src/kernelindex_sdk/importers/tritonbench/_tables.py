@@ -62,7 +62,7 @@ class Point:
     source_hash: str | None = None
 
 
-def cell(text: str) -> Any:
+def cell(text: str, column: str) -> Any:
     """A CSV cell's value: None when empty, a number when it reads as one, else text.
 
     Raises:
@@ -71,7 +71,7 @@ def cell(text: str) -> Any:
     text = text.strip(" \t\r\n")
     if not text:
         return None
-    number = parse_number(text, "a cell")
+    number = parse_number(text, column)
     return text if number is None else number
 
 
@@ -112,12 +112,12 @@ def _csv_row(
             yield Point(where, _HASHES, provider, label, source_hash=value.strip())
         return
     try:
-        shared = {h: cell(fields[h]) for h in header[1:] if "-" not in h and h in fields}
+        shared = {h: cell(fields[h], h) for h in header[1:] if "-" not in h and h in fields}
         points = {p: Point(where, x, p, label, shared=shared) for p in providers}
         for h in header[1:]:
             if "-" in h and h in fields:
                 provider, _, metric = h.rpartition("-")
-                points[provider].metrics[metric] = cell(fields[h])
+                points[provider].metrics[metric] = cell(fields[h], h)
     except ValueError as err:
         yield Rejected(where, str(err))
         return

@@ -124,7 +124,7 @@ def _values(spec: dict[str, Any]) -> tuple[Value, ...]:
     for m in spec.get("measurements", ()):
         # A latency measurement is the timing's statistic unrounded (the importers
         # keep the file's number so): it replaces the integer nanoseconds.
-        if m.get("unit") in UNITS:
+        if isinstance(m.get("unit"), str) and m["unit"] in UNITS:
             metrics.setdefault(m["metric"], {})[m["statistic"]] = (m["value"], m["unit"])
     for metric, stats in metrics.items():
         value = _value(metric, stats, primary)

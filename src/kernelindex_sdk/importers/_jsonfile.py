@@ -19,7 +19,7 @@ from .._base.display import short_repr
 from .._json.text import SourceMap
 from ..errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "FileRejectedError", "JsonFile", "load_json", "object_at"]
+__all__ = ["MAX_FILE_BYTES", "FileRejectedError", "JsonFile", "array_at", "load_json", "object_at"]
 
 #: The largest file read (a file of the tools' output is a few MiB; this stops
 #: ``/dev/zero`` before it exhausts memory).
@@ -65,6 +65,20 @@ def object_at(parent: Any, key: str) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     return {}
+
+
+def array_at(parent: dict[str, Any], key: str) -> list[Any]:
+    """``parent[key]`` as a list: an absent key or null is an empty one.
+
+    Raises:
+        ValueError: when it is another type (the entry cannot be read).
+    """
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{key} is {short_repr(value)}, expected an array")  # noqa: TRY004 (an entry's content)
+    return value
 
 
 def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -391,3 +391,14 @@ def test_runs_helper_reads_every_line(tmp_path: Path) -> None:
     out = tmp_path / "x.jsonl"
     import_into(gbench.import_files, [KERNELS], out)
     assert len(runs(out)) == 11
+
+
+@pytest.mark.parametrize("unit", [["ns"], {"u": 1}, 5, "minutes"])
+def test_a_time_unit_that_is_no_unit_is_the_rows_reason(tmp_path: Path, unit: Any) -> None:
+    row = {"name": "BM_a", "iterations": 1, "real_time": 1.0, "cpu_time": 1.0, "time_unit": unit}
+    path = tmp_path / "unit.json"
+    path.write_text(json.dumps({"benchmarks": [row]}), "utf-8")
+    bundles, errors = _import(tmp_path, path)
+    assert bundles == []
+    assert len(errors) == 1
+    assert "/benchmarks/0: time_unit is " in errors[0]

@@ -330,3 +330,25 @@ def test_the_relative_noise_sentinel_never_becomes_a_statistic(tmp_path: Path) -
         assert "stddev" not in latency
         for value in metrics(bundle["run"]).values():
             assert not (isinstance(value, float) and math.isnan(value))
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"summaries": 3}, "summaries is 3, expected an array"),
+        ({"axis_values": {"a": 1}}, "axis_values is {'a': 1}, expected an array"),
+        ({"device": [0]}, "device [0] is not in /devices"),
+        ({"device": True}, "device true is not in /devices"),
+    ],
+)
+def test_a_state_of_the_wrong_shape_is_one_reason(
+    tmp_path: Path, change: dict[str, Any], reason: str
+) -> None:
+    doc = json.loads(CURRENT.read_text("utf-8"))
+    doc["benchmarks"][1]["states"][0].update(change)
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(doc), "utf-8")
+    summary, errors = import_into(nvbench.import_files, [path], tmp_path / "out.jsonl")
+    assert summary.imported == 5
+    assert len(errors) == 1
+    assert errors[0].endswith(f"/benchmarks/1/states/0: {reason}")

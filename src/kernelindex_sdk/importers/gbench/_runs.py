@@ -116,7 +116,7 @@ def _row_metrics(prefix: str, row: dict[str, Any]) -> dict[str, Any]:
 
 def _unit(row: dict[str, Any]) -> str:
     unit = row.get("time_unit")
-    if unit not in NS_PER:
+    if not isinstance(unit, str) or unit not in NS_PER:
         raise ValueError(f"time_unit is {short_repr(unit)}; expected 'ns', 'us', 'ms' or 's'")
     return str(unit)
 

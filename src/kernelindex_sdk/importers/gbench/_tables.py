@@ -96,7 +96,8 @@ def environment(context: dict[str, Any], machine: str | None) -> Shared:
     """
     hardware: dict[str, Any] = {"vendor": "cpu"}
     cpus = context.get("num_cpus")
-    caches = [c for c in context.get("caches") or () if isinstance(c, dict)]
+    listed = context.get("caches")
+    caches = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
     if machine:
         product = machine
     else:

@@ -63,7 +63,7 @@ def reader(observed_at: datetime | None = None) -> _pipeline.Reader:
             )
         devices = {
             d["id"]: d
-            for d in root.get("devices") or ()
+            for d in (root["devices"] if isinstance(root.get("devices"), list) else ())
             if isinstance(d, dict) and isinstance(d.get("id"), int)
         }
         notes = flat_annotations("nvbench/meta", {k: v for k, v in meta.items() if k != "argv"})

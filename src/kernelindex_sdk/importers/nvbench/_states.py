@@ -14,6 +14,7 @@ import attrs
 from ..._base.display import short_repr
 from ..._base.names import slug
 from .._draft import Draft, Rejected, Shared, Where
+from .._jsonfile import array_at
 from .._keys import annotation_key, annotation_value, flat_parameters, metric_entries, operation
 from .._stats import extend, measurement, timing
 from ..gpus import lookup_gpu
@@ -69,11 +70,11 @@ def typed(item: dict[str, Any], what: str) -> Any:
 def _summaries(state: dict[str, Any]) -> dict[str, Any]:
     """Each summary's values by metric key: ``tag`` for its ``value``, ``tag/name`` else."""
     values: dict[str, Any] = {}
-    for i, summary in enumerate(state.get("summaries") or ()):
+    for i, summary in enumerate(array_at(state, "summaries")):
         if not isinstance(summary, dict) or not isinstance(summary.get("tag"), str):
             raise ValueError(f"summaries/{i} has no tag")  # noqa: TRY004 (an entry's content)
         tag = summary["tag"]
-        for item in summary.get("data") or ():
+        for item in array_at(summary, "data"):
             if not isinstance(item, dict) or not isinstance(item.get("name"), str):
                 raise ValueError(f"summaries/{i}: a data item has no name")  # noqa: TRY004 (an entry's content)
             name = item["name"]
@@ -119,7 +120,7 @@ def device_annotations(device: dict[str, Any]) -> dict[str, str]:
 
 def _parameters(state: dict[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for i, item in enumerate(state.get("axis_values") or ()):
+    for i, item in enumerate(array_at(state, "axis_values")):
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise ValueError(f"axis_values/{i} has no name")  # noqa: TRY004 (an entry's content)
         values[item["name"]] = typed(item, f"axis_values/{i}")
@@ -201,7 +202,8 @@ def _drafts(
     if not isinstance(name, str) or not name:
         raise ValueError("the benchmark has no name")
     state_name = state["name"] if isinstance(state.get("name"), str) else ""
-    device = context.devices.get(state.get("device"))  # type: ignore[arg-type]
+    device_id = state.get("device")
+    device = context.devices.get(device_id) if isinstance(device_id, int) else None
     if device is None:
         raise ValueError(f"device {short_repr(state.get('device'))} is not in /devices")
     summaries = _summaries(state)

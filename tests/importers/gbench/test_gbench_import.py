@@ -5,6 +5,7 @@ the name split into family and arguments, every number kept."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -275,7 +276,10 @@ def test_googles_own_compare_inputs_import_or_say_why(tmp_path: Path) -> None:
         "/benchmarks/11: a complexity fit ('MyComplexityTest_BigO') of no benchmark in the file"
     )
     _, errors = _import(tmp_path, GBENCH / "Inputs" / "test4_run.json")
-    assert errors[0].endswith("/benchmarks/0: time_unit is null; expected 'ns', 'us', 'ms' or 's'")
+    assert errors[0].endswith(
+        "/benchmarks/0: time_unit is null; expected 'ns', 'us', 'ms' or 's'"
+        " (and for /benchmarks/1, /benchmarks/2, of the same instance)"
+    )
 
 
 def test_a_time_unit_is_kept_and_converted(tmp_path: Path) -> None:
@@ -402,3 +406,37 @@ def test_a_time_unit_that_is_no_unit_is_the_rows_reason(tmp_path: Path, unit: An
     assert bundles == []
     assert len(errors) == 1
     assert "/benchmarks/0: time_unit is " in errors[0]
+
+
+def _rejected_rows(errors: list[str]) -> set[int]:
+    """Every row a reason names (its own pointer, and the instance's other rows)."""
+    return {int(n) for e in errors for n in re.findall(r"/benchmarks/(\d+)", e)}
+
+
+@pytest.mark.parametrize(
+    "source", sorted(GBENCH.rglob("*.json")), ids=lambda p: p.relative_to(GBENCH).as_posix()
+)
+def test_every_number_of_every_row_survives_in_a_run(tmp_path: Path, source: Path) -> None:
+    """Each row that is not a stated reason has each of its numbers, to the last digit,
+    in a run of its instance (at top level, or under its repetition's or aggregate's key):
+    so every row became part of a record, or a reason."""
+    bundles, errors = _import(tmp_path, source)
+    rejected = _rejected_rows(errors)
+    kept = [metrics(b["run"]) for b in bundles]
+    for i, row in enumerate(_rows(source)):
+        if i in rejected:
+            continue
+        numbers = {
+            field: value
+            for field, value in row.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+        }
+        # A repetition's index is the key its values are kept under.
+        numbers.pop("repetition_index", None)
+        assert numbers, i
+        for field, value in numbers.items():
+            assert any(
+                (k == field or k.endswith(f"/{field}")) and v == value
+                for run in kept
+                for k, v in run.items()
+            ), (i, field, value)

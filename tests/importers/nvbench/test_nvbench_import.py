@@ -57,14 +57,52 @@ def _expected(path: Path) -> list[tuple[str, str, str, dict[str, Any], dict[str,
     return found
 
 
-@pytest.fixture(scope="module")
-def test_ref(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    out = tmp_path_factory.mktemp("nvbench") / "runs.jsonl"
-    summary, errors = import_into(nvbench.import_files, [TEST_REF], out)
+def _import_runs(source: Path, folder: Path) -> list[dict[str, Any]]:
+    out = folder / "runs.jsonl"
+    summary, errors = import_into(nvbench.import_files, [source], out)
     assert errors == []
     assert summary.rejected == 0
     assert valid_with_digests(out) == []
     return runs(out)
+
+
+@pytest.fixture(scope="module")
+def test_ref(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _import_runs(TEST_REF, tmp_path_factory.mktemp("nvbench"))
+
+
+def _as_kept(value: Any) -> Any:
+    """A value as sourceNative.metrics keeps it: a non-finite float as its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+@pytest.mark.parametrize("source", [TEST_REF, CURRENT], ids=["test_ref", "current-writer"])
+def test_every_state_and_value_of_each_fixture_survives(tmp_path: Path, source: Path) -> None:
+    imported = _import_runs(source, tmp_path)
+    expected = _expected(source)
+    assert [r["spec"]["sourceNative"]["externalId"] for r in imported] == [
+        f"{b}/{s}/{m}" for b, s, m, _, _ in expected
+    ]
+    for run, (_, _, method, state, summaries) in zip(imported, expected, strict=True):
+        kept = metrics(run)
+        others = ("nv/cold/", "nv/batch/", "nv/cpu_only/")
+        for key, value in summaries.items():
+            if key.startswith(f"nv/{method}/") or not key.startswith(others):
+                stored = next(
+                    v
+                    for k, v in kept.items()
+                    if k == key or k.startswith(key.replace(":", "_") + ".")
+                )
+                assert stored == _as_kept(value), key
+        assert run["spec"]["workload"]["parameters"] == {
+            a["name"]: _value(a) for a in state["axis_values"] or ()
+        }
+        if run["spec"]["status"] != "failed":
+            seconds = summaries[f"nv/{method}/time/{'cpu' if method == 'cpu_only' else 'gpu'}/mean"]
+            assert measurement(run, "latency", "mean")["value"] == seconds
+            assert measurement(run, "latency", "mean")["unit"] == "s"
 
 
 def test_every_state_of_nvbenchs_own_file_becomes_a_run_per_measurement(

@@ -26,7 +26,7 @@ from .._draft import Draft, Rejected, Shared, Where
 from .._keys import flat_parameters, metric_entries, operation
 from .._stats import extend, measurement, timing
 from ._names import RunName, parse_run_name
-from ._rows import Instance
+from ._rows import Instance, rows_of
 from ._tables import SOURCE, protocol
 
 __all__ = ["FileContext", "instance_entries"]
@@ -228,7 +228,10 @@ def instance_entries(context: FileContext, instance: Instance) -> Iterator[Draft
         runs = list(_measured(instance))
     except ValueError as err:
         where = Where(pointer=f"/benchmarks/{instance.first}", find_line=context.find_line)
-        yield Rejected(where, str(err))
+        others = [i for i, _ in rows_of(instance) if i != instance.first]
+        pointers = ", ".join(f"/benchmarks/{i}" for i in others)
+        rows = f" (and for {pointers}, of the same instance)" if others else ""
+        yield Rejected(where, f"{err}{rows}")
         return
     top: dict[str, Any] = {}
     for key in _INSTANCE:

@@ -390,3 +390,48 @@ def test_a_state_of_the_wrong_shape_is_one_reason(
     assert summary.imported == 5
     assert len(errors) == 1
     assert errors[0].endswith(f"/benchmarks/1/states/0: {reason}")
+
+
+def test_compare_pairs_one_method_across_files_never_two_methods(tmp_path: Path) -> None:
+    from _cli_runner import run_in_process
+
+    monday = copy_with_mtime(CURRENT, tmp_path / "monday.json", 1_700_000_000)
+    tuesday = copy_with_mtime(CURRENT, tmp_path / "tuesday.json", 1_700_086_400)
+    for source in (monday, tuesday):
+        import_into(nvbench.import_files, [source], tmp_path / f"{source.stem}.jsonl")
+    lines = {
+        day: (tmp_path / f"{day}.jsonl").read_text().splitlines() for day in ("monday", "tuesday")
+    }
+
+    def method(line: str, name: str) -> bool:
+        return f'/{name}"' in json.loads(line)["run"]["spec"]["sourceNative"]["externalId"] + '"'
+
+    (tmp_path / "cold.jsonl").write_text(
+        "\n".join(x for x in lines["monday"] if method(x, "cold")) + "\n"
+    )
+    (tmp_path / "batch.jsonl").write_text(
+        "\n".join(x for x in lines["tuesday"] if method(x, "batch")) + "\n"
+    )
+    status, out, _ = run_in_process(
+        "compare", str(tmp_path / "cold.jsonl"), str(tmp_path / "batch.jsonl")
+    )
+    assert status == 0
+    assert out.startswith("no pairs")
+    assert "comparability.family 'nvbench_cold' vs 'nvbench_batch'" in out
+    status, out, _ = run_in_process(
+        "compare",
+        str(tmp_path / "monday.jsonl"),
+        str(tmp_path / "tuesday.jsonl"),
+        "--format",
+        "json",
+    )
+    assert status == 0
+    pairs = json.loads(out)
+    # Every run pairs with its own method's run of the other day (6 runs, 6 pairs).
+    assert len(pairs) == 6
+    ids = {
+        r["run"]["metadata"]["name"]: r["run"]["spec"]["sourceNative"]["externalId"]
+        for day in lines.values()
+        for r in map(json.loads, day)
+    }
+    assert all(ids[p["base"]["run"]] == ids[p["new"]["run"]] for p in pairs)

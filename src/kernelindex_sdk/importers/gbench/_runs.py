@@ -14,7 +14,7 @@ never pairs with a real time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, Final
 
@@ -82,7 +82,7 @@ class FileContext:
     environment: Shared
     build_type: str | None
     annotations: dict[str, str]
-    find_line: Any
+    find_line: Callable[[str], int | None]
 
 
 def _int(value: Any) -> int | None:

@@ -5,7 +5,7 @@ skipped state."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, Final
 
@@ -38,7 +38,7 @@ class FileContext:
     provider: str
     observed: datetime
     annotations: dict[str, str]
-    find_line: Any
+    find_line: Callable[[str], int | None]
 
 
 def typed(item: dict[str, Any], what: str) -> Any:

@@ -132,7 +132,6 @@ def reader(
 
     def entries(source: str) -> Iterator[Draft | Rejected]:
         options = Options(
-            gpu=gpu,
             observed=observed_or_file_time(observed_at, source),
             parameters=dict(parameters or {}),
         )

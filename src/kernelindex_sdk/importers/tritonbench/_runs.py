@@ -70,9 +70,8 @@ PROTOCOL: Final = Shared(
 
 @attrs.frozen(kw_only=True)
 class Options:
-    """What the file does not say: the GPU, and extra workload parameters."""
+    """What the file does not say: when it was measured, and extra workload parameters."""
 
-    gpu: str
     observed: datetime
     parameters: dict[str, Any] = attrs.field(factory=dict)
 

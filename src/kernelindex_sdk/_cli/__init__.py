@@ -23,7 +23,7 @@ from typing import IO, Any, Final, NoReturn
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
-from . import analysis, bench, history, importer, merge, records, site, store
+from . import analysis, bench, exports, history, importer, merge, records, site, store
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -38,7 +38,7 @@ from ._common import (
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench, merge, analysis, store, history, site)
+_COMMANDS = (records, importer, exports, bench, merge, analysis, store, history, site)
 # The module that adds each command's parser (tests/test_cli_parser.py holds this to what
 # the modules add): a command line that starts with a command needs that module's
 # parsers only, not all of them (6 ms of building for the whole, most of a short
@@ -48,6 +48,7 @@ _OWNERS: Final[dict[str, ModuleType]] = {
     "digest": records,
     "schema": records,
     "import": importer,
+    "convert": exports,
     "bench": bench,
     "merge": merge,
     "compare": analysis,

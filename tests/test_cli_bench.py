@@ -169,3 +169,19 @@ def test_the_records_name_the_commit_measured_and_a_given_commit_wins(tmp_path: 
     assert {n["kernelindex.dev/commit"] for n in notes} == {"0123456789abcdef"}
     # HEAD's branch and time are not carried over to a commit git was not asked about.
     assert not any("kernelindex.dev/branch" in n for n in notes)
+
+
+def test_a_gpu_state_notice_is_the_commands_own_line_and_others_pass_through() -> None:
+    import warnings
+
+    from kernelindex_sdk._cli.bench import _gpu_state_notices
+    from kernelindex_sdk.conditions import GpuStateWarning
+
+    err = io.StringIO()
+    with warnings.catch_warnings(record=True) as other:
+        warnings.simplefilter("always")
+        with _gpu_state_notices(err):
+            warnings.warn("GPU state not recorded: no NVML", GpuStateWarning, stacklevel=1)
+            warnings.warn("something else", UserWarning, stacklevel=1)
+    assert err.getvalue() == "kernelindex: GPU state not recorded: no NVML\n"
+    assert [str(w.message) for w in other] == ["something else"]

@@ -94,11 +94,11 @@ def degraded_reason(spec: Mapping[str, Any]) -> str | None:
     return "; ".join(causes) or None
 
 
-def record_degraded_reason(record: Mapping[str, Any]) -> str | None:
+def record_degraded_reason(record: Any) -> str | None:
     """:func:`degraded_reason` of a record: a bundle's run, or a BenchmarkRun itself.
 
     Args:
-        record: A record's JSON value (a validated one's).
+        record: A document's JSON value (a validated one's); anything else is no run.
 
     Returns:
         Why its run is degraded, or None (not degraded, or not a run).

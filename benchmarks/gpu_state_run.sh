@@ -10,17 +10,19 @@
 #             $OUT/gpu_state_jsd_$TAG_<n>.jsonl (SWEEP_ARGS; COMMIT, BRANCH name the code)
 #   report    benchmarks/gpu_state_report.py over those sweeps
 #   tests     the GPU tests of the conditions and the harness, and the docs' GPU examples
-# Needs: torch and Triton (preinstalled), nvidia-ml-py importable as pynvml, or its wheel in
-# $WHL (pip download --only-binary=:all: --no-deps 'nvidia-ml-py>=12.535,<14' -d $WHL).
+# Needs: torch, Triton and pytest (preinstalled); $WHL holding the runtime wheels the machine
+# lacks (as for jsd_h200_run.sh: tqdm, the docs test's), and nvidia-ml-py's
+# (pip download --only-binary=:all: --no-deps 'nvidia-ml-py>=12.535,<14' -d $WHL), which
+# then comes before any pynvml the machine has.
 # Outputs go to $OUT, tagged with TAG (default: h100 or h200 from the GPU's name).
 set -uo pipefail
 [ $# -gt 0 ] || { echo "usage: gpu_state_run.sh probe|overhead|sweep|report|tests ..." >&2; exit 2; }
 WHL=${WHL:-../.whl}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-if ! python3 -c 'import pynvml' 2>/dev/null && ls "$WHL"/nvidia_ml_py-*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-        --target /tmp/site "$WHL"/nvidia_ml_py-*.whl || exit 1
+if ls "$WHL"/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site "$WHL"/*.whl || exit 1
 fi
 export PYTHONPATH="$PWD/src:$PWD/benchmarks:/tmp/site"
 export PYTHONUNBUFFERED=1
@@ -38,7 +40,7 @@ esac
 TAG=${TAG:-$default_tag}
 echo "$name ($TAG)"
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,clocks.applications.graphics,clocks.default_applications.graphics,clocks.max.sm,power.limit,power.default_limit,temperature.gpu --format=csv
-python3 -c 'import torch, triton, pynvml; print("torch", torch.__version__, "triton", triton.__version__, "gpus", torch.cuda.device_count())'
+python3 -c 'import torch, triton, pynvml; print("torch", torch.__version__, "triton", triton.__version__, "pynvml", pynvml.__file__, "gpus", torch.cuda.device_count())'
 
 for stage in "$@"; do
 case $stage in

@@ -262,3 +262,19 @@ def test_importing_the_package_and_the_conditions_imports_no_nvml() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_reading_that_breaks_otherwise_never_reaches_the_timed_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not an NVML error (a bindings bug, a value of the wrong type): that reading is skipped."""
+    fake = FakeNvml(
+        sm=[RuntimeError("bindings bug")], memory=["not a number"], max_clocks=(None, 1)
+    )
+    state = _sampled(fake, monkeypatch, interval_s=FAST, wait=("sm", 3))
+    gpu = state.result["gpu"]
+    assert "smClockMhz" not in gpu
+    assert "memoryClockMhz" not in gpu
+    assert "maxSmClockMhz" not in gpu
+    assert gpu["maxMemoryClockMhz"] == 1
+    assert gpu["samples"] >= 3

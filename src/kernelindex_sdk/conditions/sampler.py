@@ -153,9 +153,9 @@ class GpuSampler:
         self._nvml = nvml
         self._reasons = _reasons_reading(nvml)
         for name, call in _ONCE:
-            value = _nvml._value(call, nvml, self._handle)
+            value = _nvml._value(lambda call=call: _number(call(nvml, self._handle)))
             if value is not None:
-                self._once[name] = _number(value)
+                self._once[name] = value
         if self._read():
             self._thread = threading.Thread(
                 target=self._run, name="kernelindex-gpu-state", daemon=True
@@ -207,12 +207,12 @@ class GpuSampler:
         for entry in list(self._sampled):
             name, call = entry
             try:
-                value = call(nvml, handle)
+                value = _number(call(nvml, handle))
             except Exception as err:
                 if _absent(err):
                     self._sampled.remove(entry)
                 continue
-            self._values[name].append(_number(value))
+            self._values[name].append(value)
             got = True
         if self._reasons is not None:
             try:

@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import time
@@ -46,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _results import machine_facts, write_results
 
 from kernelindex_sdk.store import changepoints
 from kernelindex_sdk.store.changepoints import DEFAULT_ALPHA, find_change_points
@@ -234,17 +233,14 @@ def main() -> int:
             "python3.11 -m venv .venv-otava && .venv-otava/bin/pip install apache-otava==0.8.0",
             "python3.11 -m venv .venv-asv && .venv-asv/bin/pip install asv==0.6.6",
         ],
-        "machine": platform.machine(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
+        **machine_facts(),
         "alpha": DEFAULT_ALPHA,
         "goals": GOALS,
         "anchors_as_published_in_the_issue": PUBLISHED,
         "results": results,
     }
-    text = json.dumps(report, indent=2) + "\n"
     if args.out:
-        args.out.write_text(text)
+        write_results(report, args.out)
     for name, found in results.items():
         print(f"{name:32} {found['summary']}")
     return 0

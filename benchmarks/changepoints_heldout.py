@@ -26,8 +26,6 @@ own), to see whether the goals hold off the tuning set:
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -35,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _results import machine_facts, write_results
 
 from kernelindex_sdk.store.changepoints import DEFAULT_ALPHA, find_change_points
 
@@ -236,14 +235,14 @@ def main() -> int:
             f" --series {args.series} --seed {args.seed}"
             " --out benchmarks/results/changepoints_heldout.json"
         ),
-        "python": platform.python_version(),
+        **machine_facts(),
         "alpha": DEFAULT_ALPHA,
         "goals": GOALS,
         "seconds": round(time.perf_counter() - started, 1),
         "results": results,
     }
     if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+        write_results(report, args.out)
     return 0
 
 

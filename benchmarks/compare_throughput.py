@@ -37,7 +37,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from _results import write_results
+from _results import machine_facts, write_results
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare, digest, validation
@@ -282,9 +282,8 @@ def main_() -> None:
             for kind, paths in files.items()
         ]
     report = {
-        "machine": platform.machine(),
+        **machine_facts(),
         "processor": _cpu_model(),
-        "python": platform.python_version(),
         "packages": {name: _version(name) for name in PACKAGES},
         "cores_used": 1,
         # The machine is shared: the load says how far wall times stretched.

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -34,7 +33,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _results import write_results
+from _results import machine_facts, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from history_speed import _run, _template
@@ -146,8 +145,7 @@ def main() -> int:
     report = {
         "command": " ".join(["python benchmarks/history_instructions.py", *sys.argv[1:]]),
         "src": str(args.src),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "points": 10_000,
         "instructions_per_call": counts,
     }

@@ -30,7 +30,6 @@ import gc
 import io
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _results import write_results
+from _results import machine_facts, write_results
 
 from kernelindex_sdk import digest
 from kernelindex_sdk._cli import _parser as argument_parser
@@ -247,8 +246,7 @@ def main() -> int:
             "PYTHONPATH=src taskset -c 0 python benchmarks/history_speed.py"
             f" --repeats {args.repeats} --out benchmarks/results/history_speed.json"
         ),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "cpus_allowed": affinity,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),

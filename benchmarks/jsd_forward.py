@@ -15,8 +15,11 @@ Beside it, measured in the same process:
 - ``do_bench_ms``: median of triton.testing.do_bench (its L2 flush writes 256 MB, and the
   timed call pays for writing those dirty lines back: 12-51 us for a plain read stream of
   0.5-8 GB on an H200);
-- ``host_us_per_call``: host time to issue one call, the median of 15 batches of 100 calls
-  issued back to back while the GPU is kept busy (so the calls do not wait for it), and
+- ``host_us_per_call``: host time to issue one timed call (with the gradient a whole
+  training step, forward and backward: not the forward alone, which is
+  ``forward_only_host_us``), the median of 15 batches of 100 calls issued back to back
+  while the GPU sleeps (``_results.host_us``; ``host_batches_outlasting_sleep`` counts the
+  batches that ran past the sleep, whose figures may include GPU time), and
   ``host_us_spread``, the fastest and slowest batch; ``torch_add_host_us``: a torch
   elementwise launch (``add_`` on a scalar) timed in the same batches, the scale to read
   them against (the host's speed drifts between batches and runs, up to 2x);
@@ -47,24 +50,22 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
 import triton
 import triton.language as tl
-from triton.testing import do_bench, do_bench_cudagraph
+from _results import gpu_facts, graph_ms, host_us
+from triton.testing import do_bench
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.documents import JSONLinesWriter
 from kernelindex_sdk.reference_kernels import timing
 from kernelindex_sdk.reference_kernels.device import select_device
-from kernelindex_sdk.reference_kernels.jsd import fused, sweep
+from kernelindex_sdk.reference_kernels.jsd import sweep
 
 COPY_BYTES = 4 * 2**30
-HOST_CALLS = 100
-HOST_BATCHES = 15
 # The harness's sample floor, for the side measures timed as the records are.
 MIN_SAMPLES = 100
 # (BLOCK, num_warps, programs per SM) tried for the read stream; the fastest counts.
@@ -84,12 +85,6 @@ def _read_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):  # noqa: N803
     tl.store(out_ptr + i_p, tl.sum(acc, axis=0))
 
 
-def _graph_ms(fn: Callable[[], Any]) -> float:
-    """Median ms of ``fn`` under do_bench_cudagraph, on a side stream (capture needs one)."""
-    with torch.cuda.stream(torch.cuda.Stream()):
-        return float(do_bench_cudagraph(fn, rep=20, return_mode="median"))
-
-
 def read_stream_ms(x: torch.Tensor, y: torch.Tensor) -> float:
     """GPU time of the fastest plain kernel that reads ``x`` and ``y`` once (CUDA graph)."""
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count
@@ -103,7 +98,7 @@ def read_stream_ms(x: torch.Tensor, y: torch.Tensor) -> float:
             _read_kernel[grid](x, y, out, n, BLOCK=block, num_warps=warps)
 
         run()
-        best = min(best, _graph_ms(run))
+        best = min(best, graph_ms(run))
     return best
 
 
@@ -113,48 +108,6 @@ def copy_bandwidth() -> float:
     dst = torch.empty_like(src)
     ms = float(do_bench(lambda: dst.copy_(src), return_mode="median"))
     return 2 * COPY_BYTES / (ms * 1e-3)
-
-
-def host_us(
-    *fns: Callable[[], Any], calls: int = HOST_CALLS, batches: int = HOST_BATCHES
-) -> list[list[float]]:
-    """Host us per call of each of ``fns`` in each of ``batches`` batches of ``calls``
-    calls each, issued while the GPU is kept busy (a batch takes far less than the GPU's
-    sleep): the functions of one batch see the host at the same speed, which drifts
-    between batches and runs."""
-    for _ in range(3):
-        for fn in fns:
-            fn()
-    torch.cuda.synchronize()
-    per_fn: list[list[float]] = [[] for _ in fns]
-    for _ in range(batches):
-        # Keep the GPU busy first so that the calls below do not wait for it to drain.
-        torch.cuda._sleep(int(100e6))
-        for fn, out in zip(fns, per_fn, strict=True):
-            start = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            out.append((time.perf_counter() - start) / calls * 1e6)
-        torch.cuda.synchronize()
-    return per_fn
-
-
-def _launch_path() -> dict[str, Any]:
-    """Which launch path our kernel took, where fused.py still has one to report.
-
-    Read defensively: the launch internals these keys describe may be gone (a plain
-    ``kernel[grid](...)`` launch has none), and the host-time columns must work either way.
-    """
-    plans = [
-        p for p in getattr(fused, "_PLANS", {}).values() if getattr(p, "compiled", None) is not None
-    ]
-    if not plans:
-        return {}
-    learnt = [getattr(p, "learnt", None) for p in plans]
-    return {
-        "direct_launch": all(item is not None for item in learnt),
-        "raw_launch": all(bool(getattr(item, "raw", False)) for item in learnt),
-    }
 
 
 def _guarded(found: dict[str, Any], key: str, measure: Callable[[], Any]) -> None:
@@ -208,7 +161,7 @@ def _graph_unless_waits(
             " cannot capture"
         )
         return
-    _guarded(found, key, lambda: _graph_ms(fn))
+    _guarded(found, key, lambda: graph_ms(fn))
 
 
 def side_measures(
@@ -263,8 +216,10 @@ def side_measures(
             forward_only,
             found.get("forward_only_waits_for_gpu"),
         )
-    per_fn = host_us(*timed)
+    host = host_us(*timed)
+    per_fn = host.us
     found.update(
+        host_batches_outlasting_sleep=host.outlasted,
         host_us_per_call=statistics.median(per_fn[0]),
         host_us_spread=[min(per_fn[0]), max(per_fn[0])],
         torch_add_host_us=statistics.median(per_fn[1]),
@@ -272,8 +227,6 @@ def side_measures(
     if case.input_grad:
         found["forward_only_host_us"] = statistics.median(per_fn[2])
     _guarded(found, "read_roofline_ms", lambda: read_stream_ms(x.detach(), y))
-    if provider == "triton":
-        found.update(_launch_path())
     return found
 
 
@@ -293,9 +246,9 @@ def same_bytes(case: sweep.JSDCase, device: torch.device | None = None) -> dict[
         return torch.add(x, y, out=out)
 
     found: dict[str, Any] = {}
-    _guarded(found, "same_bytes_host_us", lambda: statistics.median(host_us(add)[0]))
+    _guarded(found, "same_bytes_host_us", lambda: statistics.median(host_us(add).us[0]))
     _guarded(found, "same_bytes_ms", lambda: _as_called_ms(add, []))
-    _guarded(found, "same_bytes_cudagraph_ms", lambda: _graph_ms(add))
+    _guarded(found, "same_bytes_cudagraph_ms", lambda: graph_ms(add))
     return found
 
 
@@ -581,11 +534,10 @@ def main() -> int:
                 point = f"{row['dtype']} {row['tokens']:5} grad={row['input_grad']!s:5}"
                 print(f"{row['provider']:14} {point} {shown}{extra}", flush=True)
     read_bw = max((r["read_bandwidth"] for r in rows if r.get("read_bandwidth")), default=0.0)
-    name = torch.cuda.get_device_name(device)
+    facts = gpu_facts()
+    name = facts["device"]
     summary = {
-        "device": name,
-        "torch": str(torch.__version__),
-        "triton": str(triton.__version__),
+        **facts,
         "read_bandwidth_bytes_per_s": read_bw,
         "copy_bandwidth_bytes_per_s": copy_bw,
         "providers": providers,

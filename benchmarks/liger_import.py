@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _results import machine_facts, write_results
 
 import kernelindex_sdk as ki
 from kernelindex_sdk.documents import JSONLinesWriter, validate_paths
@@ -105,17 +104,15 @@ def main() -> int:
         print(f"{name:62} {wall:7.3f} s wall {cpu:7.3f} s CPU ({ROWS / cpu:6.0f} rows/CPU s)")
     report = {
         "rows": ROWS,
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
-        "python": platform.python_version(),
+        **machine_facts(load=True),
         "kernelindex_sdk": ki.__version__,
         "goal_seconds": 2.0,
         "best_of": args.runs,
-        "load_average_1min": round(os.getloadavg()[0], 2),
         "seconds": {k: round(wall, 4) for k, (wall, _) in results.items()},
         "cpu_seconds": {k: round(cpu, 4) for k, (_, cpu) in results.items()},
     }
     if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        write_results(report, args.out)
     return 0
 
 

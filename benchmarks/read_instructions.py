@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -32,7 +31,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _results import write_results
+from _results import machine_facts, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -138,8 +137,7 @@ def main() -> None:
                 )
                 print(json.dumps(rows[-1]), file=sys.stderr)
     report = {
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "tool": "valgrind --tool=cachegrind --cache-sim=no (I refs)",
         "records": [SMALL, LARGE],
         "rows": rows,

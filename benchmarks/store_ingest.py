@@ -38,7 +38,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
@@ -56,7 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 sys.path.insert(0, str(ROOT / "tests" / "store"))
 from _postgres_server import Server, find_bindir  # noqa: E402
-from _results import write_results  # noqa: E402
+from _results import machine_facts, write_results  # noqa: E402
 
 GOALS = {"sqlite_records_per_second": 20_000, "postgresql_records_per_second": 10_000}
 
@@ -293,8 +292,7 @@ def main() -> None:
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
     result = {
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "cores_used": len(os.sched_getaffinity(0)),
         "client_cpus": sorted(os.sched_getaffinity(0)),
         # None: the server shares the client's CPUs (started without --server-cpus).

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_results
+from _results import machine_facts, write_results
 from store_ingest import make_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,8 +96,7 @@ def main() -> int:
             print(kind, found[kind], flush=True)
     report = {
         "command": " ".join(["python benchmarks/store_ingest_turns.py", *sys.argv[1:]]),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "cpu": args.cpu,
         "load_average_before_after": [round(load_before[0], 1), round(os.getloadavg()[0], 1)],
         "records": 20_000,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -31,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _results import write_results
+from _results import machine_facts, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from store_ingest import make_file
@@ -121,8 +120,7 @@ def main() -> int:
     report = {
         "command": " ".join(["python benchmarks/store_share_instructions.py", *sys.argv[1:]]),
         "src": os.path.relpath(src, ROOT) if src.is_relative_to(ROOT) else str(src),
-        "machine": platform.machine(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "records_per_file": args.count,
         "instructions_per_record_into_sqlite": counts,
         "instructions_per_record_whole_ingest_into_sqlite": whole,

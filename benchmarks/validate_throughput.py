@@ -22,7 +22,6 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from typing import Any
 
 import jsonschema
 import rfc8785
+from _results import machine_facts, write_results
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import digest, validation
@@ -146,15 +146,14 @@ def main() -> int:
         )
         print(f"{label}: ours / cached python-jsonschema = {ratio:.1f}x")
     result = {
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
-        "python": platform.python_version(),
+        **machine_facts(),
         "cores_used": 1,
         "goals": {"schema_and_semantic_per_second": 20000, "with_digests_per_second": 10000},
         "rows": rows,
         "writers": writers,
     }
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", "utf-8")
+        write_results(result, args.out)
     return 0
 
 

@@ -110,6 +110,32 @@ CASES: list[tuple[str, str, Any, str]] = [
         '{"hardware":{"architecture":"sm_100","product":"NVIDIA B200","vendor":"nvidia"},'
         '"software":{}}',
     ),
+    (
+        "an environment at its defaults: no settings",
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": "nvidia", "product": "NVIDIA H100 80GB HBM3"},
+            "software": {"driver": "580.159.04"},
+        },
+        '{"hardware":{"product":"NVIDIA H100 80GB HBM3","vendor":"nvidia"},'
+        '"software":{"driver":"580.159.04"}}',
+    ),
+    (
+        "the same environment with settings changed from their defaults",
+        "ExecutionEnvironment",
+        {
+            "hardware": {"vendor": "nvidia", "product": "NVIDIA H100 80GB HBM3"},
+            "software": {"driver": "580.159.04"},
+            "settings": {
+                "powerLimitW": 450.5,
+                "applicationsSmClockMhz": 1410,
+                "applicationsMemoryClockMhz": 2619,
+            },
+        },
+        '{"hardware":{"product":"NVIDIA H100 80GB HBM3","vendor":"nvidia"},'
+        '"settings":{"applicationsMemoryClockMhz":2619,"applicationsSmClockMhz":1410,'
+        '"powerLimitW":450.5},"software":{"driver":"580.159.04"}}',
+    ),
 ]
 
 

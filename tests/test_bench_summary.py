@@ -1,4 +1,4 @@
-"""The summary ``kernelindex bench`` prints: noisy medians marked, CPU timing said."""
+"""The summary ``kernelindex bench`` prints: noisy and degraded medians marked, CPU timing said."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from _records import bundle
 
 from kernelindex_sdk._analysis.bench_summary import (
     CPU_NOTE,
+    DEGRADED_LEGEND,
+    DEGRADED_MARK,
     NOISY_MARK,
     bench_summary,
     noisy_legend,
@@ -83,3 +85,43 @@ def test_failed_and_missing_points_are_never_marked() -> None:
 
 def test_nothing_to_show() -> None:
     assert bench_summary([]) == "no runs\n"
+
+
+def _throttled(record: dict[str, Any], *reasons: str, low: int = 1980) -> dict[str, Any]:
+    record["run"]["spec"]["conditions"] = {
+        "gpu": {
+            "samples": 9,
+            "smClockMhz": {"min": low, "median": 1980, "max": 1980},
+            "throttleReasons": sorted(reasons),
+        }
+    }
+    return record
+
+
+def test_exactly_the_degraded_medians_are_marked_each_with_its_reason() -> None:
+    records = [
+        _point("torch", 16, 100_000, 100_000),
+        _throttled(_point("triton", 16, 50_000, 50_000), "GpuIdle"),  # idle alone: fit
+        _throttled(_point("torch", 64, 100_000, 100_000), "SwPowerCap"),
+        _throttled(_point("triton", 64, 50_000, 50_000), low=1410),
+    ]
+    text = bench_summary(records)
+    marked = [[c.endswith(f" {DEGRADED_MARK}") for c in _row(text, t)[1:3]] for t in (16, 64)]
+    assert marked == [[False, False], [True, True]]
+    lines = text.splitlines()
+    assert DEGRADED_LEGEND in lines
+    title = "jsd forward · dtype=fp32 · NVIDIA H200"
+    assert f"degraded: torch at tokens=64 ({title}): throttled (SwPowerCap)" in lines
+    assert (
+        f"degraded: triton at tokens=64 ({title}): SM clock 1410-1980 MHz, its smallest 71% of"
+        " its largest (below 90%)"
+    ) in lines
+    # Speedups are the report's: the marks change no number.
+    assert _row(text, 64)[-1] == _row(summary_text(records), 64)[-1]
+
+
+def test_a_sweep_that_recorded_a_steady_state_gets_no_degraded_mark() -> None:
+    records = [_throttled(_point(p, 16, 100_000, 100_000)) for p in ("torch", "triton")]
+    text = bench_summary(records)
+    assert DEGRADED_MARK not in text
+    assert text == summary_text(records)

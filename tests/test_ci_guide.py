@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -146,3 +147,28 @@ def test_changed_files_hook_alone_cannot_see_the_earlier_name(
     assert done.returncode == 0, done.stdout + done.stderr
     assert "kernelindex validate --verify-digests" in done.stdout
     assert "Passed" in done.stdout
+
+
+def _github_workflows() -> list[dict[str, Any]]:
+    found = [
+        yaml.safe_load(b.code)
+        for b in blocks(PAGE.read_text("utf-8"), PAGE)
+        if b.language in {"yaml", "yml"}
+    ]
+    return [doc for doc in found if isinstance(doc, dict) and "jobs" in doc]
+
+
+def test_the_validation_workflow_reads_only_and_installs_into_setup_pythons_python() -> None:
+    """Least privilege, and pip into a Python that allows it (PEP 668 system Pythons)."""
+    [workflow] = _github_workflows()
+    assert workflow["permissions"] == {"contents": "read"}
+    [job] = workflow["jobs"].values()
+    steps = job["steps"]
+    setup = next(i for i, s in enumerate(steps) if "setup-python" in s.get("uses", ""))
+    install = next(i for i, s in enumerate(steps) if "pip install" in s.get("run", ""))
+    assert setup < install
+    # Before the first release: from GitHub at a full commit.
+    assert re.search(
+        r"@ git\+https://github\.com/kernelindex/kernelindex-sdk@[0-9a-f]{40}",
+        steps[install]["run"],
+    )

@@ -126,11 +126,9 @@ def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_each_record_is_validated_once_from_bench_to_compare(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The harness validates a record as it makes it; neither the writer nor the summary
-    validates it again; compare validates each record it reads once."""
-    from kernelindex_sdk import provenance
-
-    monkeypatch.setattr(provenance, "detect", lambda given: provenance.Provenance())
+    """The harness validates a record as it makes it, with the provenance the command finds
+    too; neither the writer nor the summary validates it again; compare validates each
+    record it reads once."""
     seen = _count_validations(monkeypatch)
     records, _ = _bench(tmp_path)
     assert len(records) >= 2
@@ -150,3 +148,40 @@ def test_a_record_given_provenance_after_the_harness_is_validated_again(
     records, _ = _bench(tmp_path, "--commit", "0123456789abcdef", "--branch", "main")
     assert all(r["run"]["metadata"]["annotations"]["kernelindex.dev/branch"] for r in records)
     assert len(seen) == 2 * len(records)
+
+
+def test_the_records_name_the_commit_measured_and_a_given_commit_wins(tmp_path: Path) -> None:
+    """The harness finds git's HEAD itself (issue 33); --commit replaces what it found."""
+    import subprocess
+
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    if not head:
+        pytest.skip("not run inside a git work tree")
+    records, _ = _bench(tmp_path)
+    assert {r["run"]["metadata"]["annotations"]["kernelindex.dev/commit"] for r in records} == {
+        head
+    }
+    (tmp_path / "given").mkdir()
+    given, _ = _bench(tmp_path / "given", "--commit", "0123456789abcdef")
+    notes = [r["run"]["metadata"]["annotations"] for r in given]
+    assert {n["kernelindex.dev/commit"] for n in notes} == {"0123456789abcdef"}
+    # HEAD's branch and time are not carried over to a commit git was not asked about.
+    assert not any("kernelindex.dev/branch" in n for n in notes)
+
+
+def test_a_gpu_state_notice_is_the_commands_own_line_and_others_pass_through() -> None:
+    import warnings
+
+    from kernelindex_sdk._cli.bench import _gpu_state_notices
+    from kernelindex_sdk.conditions import GpuStateWarning
+
+    err = io.StringIO()
+    with warnings.catch_warnings(record=True) as other:
+        warnings.simplefilter("always")
+        with _gpu_state_notices(err):
+            warnings.warn("GPU state not recorded: no NVML", GpuStateWarning, stacklevel=1)
+            warnings.warn("something else", UserWarning, stacklevel=1)
+    assert err.getvalue() == "kernelindex: GPU state not recorded: no NVML\n"
+    assert [str(w.message) for w in other] == ["something else"]

@@ -8,7 +8,7 @@ import pytest
 from _records import bundle
 
 from kernelindex_sdk import validation
-from kernelindex_sdk.conditions import DEGRADED_CLOCK_FRACTION, degraded_reason
+from kernelindex_sdk.conditions import DEGRADED_CLOCK_FRACTION, SETTING_REASONS, degraded_reason
 
 
 def _spec(**gpu: Any) -> dict[str, Any]:
@@ -30,6 +30,14 @@ def test_a_steady_unthrottled_run_is_not_degraded() -> None:
 
 def test_an_idle_reason_alone_is_not_degraded() -> None:
     assert degraded_reason(_spec(throttleReasons=["GpuIdle"])) is None
+
+
+@pytest.mark.parametrize("reason", sorted(SETTING_REASONS))
+def test_a_setting_that_holds_the_clocks_is_not_degraded(reason: str) -> None:
+    """Applications (or display) clocks hold the clocks on purpose: a steady state."""
+    assert degraded_reason(_spec(throttleReasons=[reason, "GpuIdle"])) is None
+    both = degraded_reason(_spec(throttleReasons=[reason, "SwPowerCap"]))
+    assert both == "throttled (SwPowerCap)"
 
 
 def test_any_other_throttle_reason_degrades_and_is_named() -> None:

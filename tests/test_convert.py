@@ -477,6 +477,7 @@ SEMANTIC_CODES = {
     "unit-dimension",
     "out-of-range",
     "observed-at",
+    "sampled-range",
 }
 
 

@@ -63,6 +63,11 @@ API_PAGES = {
     "kernelindex_sdk.digest": "digest",
     "kernelindex_sdk.declared_digests": "declared-digests",
     "kernelindex_sdk.importers.liger": "importers-liger",
+    "kernelindex_sdk.importers.nvbench": "importers-nvbench",
+    "kernelindex_sdk.importers.gbench": "importers-gbench",
+    "kernelindex_sdk.importers.pytest_benchmark": "importers-pytest-benchmark",
+    "kernelindex_sdk.importers.tritonbench": "importers-tritonbench",
+    "kernelindex_sdk.exporters": "exporters",
     "kernelindex_sdk.reference_kernels.harness": "harness",
     "kernelindex_sdk.reference_kernels.jsd": "jsd",
     "kernelindex_sdk.reference_kernels.launch": "launch",
@@ -75,6 +80,7 @@ API_PAGES = {
     "kernelindex_sdk.store.history": "store-history",
     "kernelindex_sdk.verdict": "verdict",
     "kernelindex_sdk.provenance": "provenance",
+    "kernelindex_sdk.conditions": "conditions",
     "kernelindex_sdk.site": "site",
 }
 

@@ -34,11 +34,68 @@ def test_commit_time_without_zone_or_time_is_refused(text: str) -> None:
         provenance.normalize_commit_time(text)
 
 
-def test_github_variables_name_the_pull_request_branch() -> None:
-    env = {"GITHUB_SHA": "abc", "GITHUB_REF_NAME": "12/merge", "GITHUB_HEAD_REF": "fix-jsd"}
-    assert provenance.from_ci(env) == Provenance(commit="abc", branch="fix-jsd")
+def test_github_pull_request_runs_get_the_heads_label_never_its_bare_branch(
+    tmp_path: Path,
+) -> None:
+    """Poisoned history: a fork's branch named like the base (main) must not record its
+    runs as main's; the head's label (owner:branch) cannot be a git branch name."""
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"head": {"label": "fork-owner:main"}}}))
+    env = {
+        "GITHUB_SHA": "abc",
+        "GITHUB_REF": "refs/pull/12/merge",
+        "GITHUB_REF_NAME": "12/merge",
+        "GITHUB_HEAD_REF": "main",
+        "GITHUB_EVENT_PATH": str(event),
+    }
+    assert provenance.from_ci(env) == Provenance(commit="abc", branch="fork-owner:main")
+    # Without the event file: the PR number from GITHUB_REF, still with a ':'.
+    env["GITHUB_EVENT_PATH"] = str(tmp_path / "missing.json")
+    assert provenance.from_ci(env).branch == "pull/12:main"
+    # Not a pull request: the pushed branch.
     env["GITHUB_HEAD_REF"] = ""
     assert provenance.from_ci(env).branch == "12/merge"
+
+
+def test_ci_variables_in_bytes_that_are_not_utf8_are_taken_as_unset() -> None:
+    """Arguments class: a POSIX environment may hold non-UTF-8 bytes (lone surrogates)."""
+    env = {"GITHUB_SHA": "abc", "GITHUB_REF_NAME": "ma\udcffin"}
+    assert provenance.from_ci(env) == Provenance(commit="abc")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "9999-12-31T23:00:00-05:00",  # after year 9999 in UTC
+        "0001-01-01T00:00:00+05:00",  # before year 1 in UTC
+    ],
+)
+def test_commit_time_outside_years_1_to_9999_in_utc_is_an_argument_error(text: str) -> None:
+    """Arguments class: a timestamp valid in its zone whose UTC instant overflows."""
+    with pytest.raises(ArgumentError, match="within years 1 to 9999"):
+        provenance.normalize_commit_time(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2025-W04-3T10:00:00Z",  # an ISO week date: fromisoformat reads it, RFC 3339 does not
+        "2025-01-22T10:00:00+01",  # an offset without minutes
+        "2025-01-22T10Z",  # hours alone
+        "\uff12025-01-22T10:00:00Z",  # a digit of another script
+        "2025-02-30T00:00:00Z",  # no such day
+    ],
+)
+def test_commit_time_takes_rfc_3339_only(text: str) -> None:
+    """Arguments class: the forms fromisoformat takes beyond RFC 3339."""
+    with pytest.raises(ArgumentError, match="expected an RFC 3339 timestamp with a zone"):
+        provenance.normalize_commit_time(text)
+
+
+def test_provenance_refuses_branch_text_that_is_not_utf8() -> None:
+    """Arguments class: a lone surrogate would fail the record's writer far from here."""
+    with pytest.raises(ArgumentError, match="branch: expected UTF-8 text"):
+        Provenance(branch="\udcff")
 
 
 def test_gitlab_variables_give_the_commit_time() -> None:

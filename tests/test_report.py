@@ -225,7 +225,8 @@ def test_without_matplotlib_tables_still_print_and_one_line_says_why(
     assert out.count("speedup triton vs torch") == 4
     assert err == (
         "kernelindex: --plot needs matplotlib, which is not installed:"
-        " pip install 'kernelindex-sdk[plot]'\n"
+        ' pip install -e ".[plot]" in a clone of kernelindex-sdk, or'
+        ' pip install "kernelindex-sdk[plot] @ git+https://github.com/kernelindex/kernelindex-sdk"\n'
     )
     assert not (tmp_path / "x.png").exists()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,114 @@ def test_ci_script_installs_the_built_wheel_in_a_clean_venv_and_runs_the_cli() -
     for command in ("--version", "validate", "digest", "schema"):
         assert f"./venv/bin/kernelindex {command}" in step
     assert "check-jsonschema" in step
+
+
+# -- the benchmark workflow of docs/guides/github-action.md --------------------------------
+
+GUIDE = ROOT / "docs" / "guides" / "github-action.md"
+ACTION = "kernelindex/kernelindex-sdk@"
+
+
+def _guide_workflow() -> dict[str, Any]:
+    """The guide's complete workflow: its first YAML block with jobs."""
+    for block in re.findall(r"```yaml\n(.*?)```", GUIDE.read_text("utf-8"), flags=re.DOTALL):
+        doc: dict[str, Any] = yaml.safe_load(block)
+        if "jobs" in doc:
+            doc["on"] = doc.pop(True, doc.get("on"))
+            return doc
+    raise AssertionError("the guide has no workflow")
+
+
+def _action_job(doc: dict[str, Any]) -> tuple[str, dict[str, Any], int]:
+    """The job that runs the action, and the index of the action's step in it."""
+    [(name, job, index)] = [
+        (name, job, i)
+        for name, job in doc["jobs"].items()
+        for i, step in enumerate(job.get("steps", []))
+        if step.get("uses", "").startswith(ACTION)
+    ]
+    return name, job, index
+
+
+def test_the_guides_workflow_keeps_its_store_on_a_branch_not_an_artifact() -> None:
+    """History kept: an artifact expires and its last upload wins; the store branch is
+    restored on every run and saved by the action itself, before its gate."""
+    doc = _guide_workflow()
+    _, job, index = _action_job(doc)
+    step = job["steps"][index]
+    assert step["with"]["store-branch"]
+    assert "db" not in step["with"]  # the default SQLite file, which the branch keeps
+    assert job["permissions"]["contents"] == "write"
+    for other in (s for j in doc["jobs"].values() for s in j.get("steps", [])):
+        if other is not step:
+            # No step of the workflow downloads, uploads or caches the store itself.
+            text = json.dumps(other)
+            assert "sqlite3" not in text, other
+            assert "kernelindex-store" not in text, other
+
+
+def test_the_guides_workflow_saves_before_the_gate_can_fail_the_job() -> None:
+    """A regression on main: the gate is the action's last act (fail-on-regression), so
+    no save step of the workflow comes after it to be skipped; steps and jobs that
+    publish after it run always()."""
+    doc = _guide_workflow()
+    name, job, index = _action_job(doc)
+    assert job["steps"][index]["with"]["fail-on-regression"]
+    after = job["steps"][index + 1 :]
+    assert after
+    for step in after:
+        assert "always()" in step.get("if", ""), step
+    for other_name, other in doc["jobs"].items():
+        needs = other.get("needs", [])
+        if name in ([needs] if isinstance(needs, str) else needs):
+            assert "always()" in other["if"], other_name
+
+
+def test_the_actions_script_saves_before_anything_that_can_fail_the_step() -> None:
+    """The order inside the action: ingest, save, then summary, comment, site, and the
+    status last (tests/test_action.py runs it: a regression on main is saved)."""
+    script = (ROOT / "scripts" / "kernelindex_action.py").read_text("utf-8")
+    record = script[script.index("def _record(") : script.index("def _report(")]
+    assert record.index("job.ingest()") < record.index("job.save(store)")
+    main = script[script.index("def main(") :]
+    order = [
+        main.index("_record(job, store)"),
+        main.index("_report(job, compared)"),
+        main.index("return max(statuses)"),
+    ]
+    assert order == sorted(order)
+    steps = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))["runs"]["steps"]
+    assert steps[-1]["id"] == "check"
+
+
+def test_the_guides_workflow_has_one_store_writer_at_a_time() -> None:
+    """Concurrency: two pushes must not restore the same store and race to save it; a
+    push's run is never cancelled midway, a pull request's superseded run may be."""
+    _, job, _ = _action_job(_guide_workflow())
+    concurrency = job["concurrency"]
+    assert "kernelindex-store" in concurrency["group"]
+    assert "github.event_name == 'pull_request'" in concurrency["group"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+def test_the_guides_gpu_job_holds_no_write_permission_or_secret() -> None:
+    """Self-hosted GPU runners run a pull request's code: that job gets nothing to abuse."""
+    doc = _guide_workflow()
+    assert doc["permissions"] == {"contents": "read"}
+    action_job, _, _ = _action_job(doc)
+    gpu = [job for job in doc["jobs"].values() if "self-hosted" in job.get("runs-on", [])]
+    assert gpu
+    for job in gpu:
+        assert all(level != "write" for level in job.get("permissions", {}).values())
+        assert "secrets." not in json.dumps(job)
+        assert not any(s.get("uses", "").startswith(ACTION) for s in job["steps"])
+    assert "self-hosted" not in doc["jobs"][action_job]["runs-on"]
+
+
+def test_the_guide_warns_about_forks_and_shows_how_to_wire_a_producer() -> None:
+    page = GUIDE.read_text("utf-8")
+    assert "## Pull requests from forks" in page
+    assert "require approval" in page
+    assert "## Your own producer" in page
+    assert "producer.md" in page
+    assert "importers.md" in page

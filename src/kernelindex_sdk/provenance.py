@@ -10,7 +10,9 @@ CI variables, else ``git``), and ``import`` and ``ingest`` with ``--commit``/``-
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -20,8 +22,9 @@ from typing import Any, Final
 
 import attrs
 
+from ._base.arguments import short_repr, text
 from ._base.timestamps import format_observed_at
-from .errors import ArgumentError
+from .errors import ArgumentError, TimestampError
 
 __all__ = [
     "BRANCH",
@@ -33,6 +36,7 @@ __all__ = [
     "detect",
     "from_ci",
     "from_git",
+    "github_pull_request_branch",
     "normalize_commit_time",
     "without_provenance",
 ]
@@ -47,10 +51,10 @@ COMMIT_TIME: Final = "kernelindex.dev/commit-time"
 PROVENANCE_KEYS: Final = (COMMIT, BRANCH, COMMIT_TIME)
 
 # CI systems' variables, first match wins: (commit, branches in order of preference,
-# commit time). GitHub's GITHUB_REF_NAME is "123/merge" on a pull request, where
-# GITHUB_HEAD_REF names the branch.
+# commit time). On a GitHub pull request (GITHUB_HEAD_REF set) the branch is the head's
+# label instead (github_pull_request_branch).
 _CI_VARIABLES: Final = (
-    ("GITHUB_SHA", ("GITHUB_HEAD_REF", "GITHUB_REF_NAME"), None),
+    ("GITHUB_SHA", ("GITHUB_REF_NAME",), None),
     ("CI_COMMIT_SHA", ("CI_COMMIT_REF_NAME", "CI_COMMIT_BRANCH"), "CI_COMMIT_TIMESTAMP"),
     ("BUILDKITE_COMMIT", ("BUILDKITE_BRANCH",), None),
     ("CIRCLE_SHA1", ("CIRCLE_BRANCH",), None),
@@ -59,33 +63,58 @@ _CI_VARIABLES: Final = (
     ("GIT_COMMIT", ("GIT_BRANCH",), None),
 )
 _GIT_TIMEOUT_S: Final = 10
+# RFC 3339's date-time (section 5.6), ASCII digits only.
+_RFC3339: Final = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+    r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
 
 
 def normalize_commit_time(text: str) -> str:
     """Return an RFC 3339 timestamp in the published UTC form (``...T17:14:29.000Z``).
 
     One form keeps commit times comparable as text, whatever zone git or CI wrote.
+    Only RFC 3339's own form is read (``2026-05-27T17:14:29+02:00``, fractions and ``Z``
+    allowed, ``T`` or a blank between date and time), in ASCII digits: not the other forms
+    Python's ``fromisoformat`` takes (week dates, hours alone, an offset without minutes).
 
     Raises:
-        ArgumentError: for text that is not an RFC 3339 timestamp with a zone.
+        ArgumentError: for text that is not an RFC 3339 timestamp with a zone, or one
+            whose instant in UTC falls outside years 1 to 9999.
     """
-    candidate = text.strip()
-    if candidate[-1:] in ("Z", "z"):
-        candidate = candidate[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(candidate)
-    except ValueError:
-        moment = None
-    if moment is None or "T" not in candidate.upper() or moment.utcoffset() is None:
+    if not isinstance(text, str) or _RFC3339.fullmatch(text.strip()) is None:
         raise ArgumentError(
             argument="commit_time",
-            reason=f"expected an RFC 3339 timestamp with a zone, got {text!r}",
+            reason=f"expected an RFC 3339 timestamp with a zone, got {short_repr(text)}",
         )
-    return format_observed_at(moment.astimezone(timezone.utc))
+    candidate = text.strip()
+    if candidate[-1] in "Zz":
+        candidate = candidate[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(candidate.replace("t", "T").replace(" ", "T"))
+        return format_observed_at(moment.astimezone(timezone.utc))
+    except ValueError:
+        raise ArgumentError(
+            argument="commit_time",
+            reason=f"expected an RFC 3339 timestamp with a zone, got {short_repr(text)}"
+            " (no such date or time)",
+        ) from None
+    except (OverflowError, TimestampError):
+        raise ArgumentError(
+            argument="commit_time",
+            reason=f"expected an instant within years 1 to 9999 in UTC, got {short_repr(text)}",
+        ) from None
 
 
 def _commit_time_or_none(value: str | None) -> str | None:
     return None if value is None else normalize_commit_time(value)
+
+
+def _optional_text(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    # An annotation is JSON text: a lone surrogate (bytes that are not UTF-8) would fail
+    # the record's writer, far from the argument that brought it.
+    if value is not None:
+        text(value, attribute.name)
 
 
 @attrs.frozen(kw_only=True)
@@ -98,8 +127,8 @@ class Provenance:
         commit_time: When it was committed, RFC 3339 (normalized to UTC on creation).
     """
 
-    commit: str | None = None
-    branch: str | None = None
+    commit: str | None = attrs.field(default=None, validator=_optional_text)
+    branch: str | None = attrs.field(default=None, validator=_optional_text)
     commit_time: str | None = attrs.field(default=None, converter=_commit_time_or_none)
 
     def annotations(self) -> dict[str, str]:
@@ -119,17 +148,64 @@ class Provenance:
         )
 
 
+def _text(value: str | None) -> str | None:
+    """An environment variable's value when it is text; bytes that are not UTF-8 (a lone
+    surrogate on POSIX) are no branch or commit anyone can store: taken as unset."""
+    if not value:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return value
+
+
+def github_pull_request_branch(env: Mapping[str, str]) -> str | None:
+    """The branch a GitHub pull request's runs are recorded on: ``OWNER:BRANCH``.
+
+    That is the head's label as GitHub shows it (``octocat:main`` for a fork's ``main``),
+    read from the event file. A git branch name cannot hold ``:``, so a pull request's
+    runs never join a pushed branch's history, its base's included, even from a fork
+    whose branch has the base's name. Without the event file: ``pull/N:BRANCH``, N from
+    ``GITHUB_REF`` (``refs/pull/N/merge``).
+
+    Returns:
+        None outside a pull request (no ``GITHUB_HEAD_REF``).
+    """
+    head = _text(env.get("GITHUB_HEAD_REF"))
+    if head is None:
+        return None
+    try:
+        with open(env.get("GITHUB_EVENT_PATH") or "", encoding="utf-8") as event_file:
+            event = json.load(event_file)
+        label = event["pull_request"]["head"]["label"]
+    except (OSError, ValueError, KeyError, TypeError):
+        label = None
+    if isinstance(label, str) and ":" in label and _text(label):
+        return label
+    ref = env.get("GITHUB_REF") or ""
+    number = ref.split("/")[2] if ref.startswith("refs/pull/") and ref.count("/") >= 3 else ""
+    return f"pull/{number}:{head}" if number.isdigit() and number.isascii() else f"pull:{head}"
+
+
 def from_ci(environ: Mapping[str, str] | None = None) -> Provenance:
     """Provenance from a CI system's variables (GitHub, GitLab, Buildkite, CircleCI,
-    Travis, Azure Pipelines, Jenkins), or an empty one outside CI."""
+    Travis, Azure Pipelines, Jenkins), or an empty one outside CI.
+
+    On a GitHub pull request the branch is :func:`github_pull_request_branch`'s
+    ``OWNER:BRANCH``, never the head branch's bare name. A value that is not text is
+    taken as unset.
+    """
     env = os.environ if environ is None else environ
     for commit_var, branch_vars, time_var in _CI_VARIABLES:
-        commit = env.get(commit_var)
+        commit = _text(env.get(commit_var))
         if not commit:
             continue
-        branch = next((env[v] for v in branch_vars if env.get(v)), None)
-        when = env.get(time_var) if time_var else None
-        return Provenance(commit=commit, branch=branch, commit_time=when or None)
+        branch = github_pull_request_branch(env) if commit_var == "GITHUB_SHA" else None
+        if branch is None:
+            branch = next((v for v in map(_text, map(env.get, branch_vars)) if v), None)
+        when = _text(env.get(time_var)) if time_var else None
+        return Provenance(commit=commit, branch=branch, commit_time=when)
     return Provenance()
 
 
@@ -146,7 +222,8 @@ def _git(cwd: Path, *args: str) -> str | None:
             timeout=_GIT_TIMEOUT_S,
             check=False,
         )
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        # A branch name in bytes that are not UTF-8 is no text to record.
         return None
     out = done.stdout.strip()
     return out if done.returncode == 0 and out else None

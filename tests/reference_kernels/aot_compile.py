@@ -14,7 +14,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-from kernelindex_sdk.reference_kernels.jsd import fused
+from kernelindex_sdk.reference_kernels.jsd import fused, launch_plan
 
 # (labels, flat): the row-by-row loop with and without labels, and the flat loop.
 LAYOUTS = ((False, False), (False, True), (True, False))
@@ -39,17 +39,17 @@ def main(capability: int) -> int:
     # CONFIG_TABLE's entries in every layout; FLAT_TABLE's in the flat layout only.
     entries = [
         (size, grad, entry, LAYOUTS)
-        for table in fused.CONFIG_TABLE.values()
+        for table in launch_plan.CONFIG_TABLE.values()
         for (size, grad), entry in table.items()
     ] + [
         (size, grad, entry, ((False, True),))
-        for table in fused.FLAT_TABLE.values()
+        for table in launch_plan.FLAT_TABLE.values()
         for (size, grad), entry in table.items()
     ]
     for size, grad, (block, warps, _per_sm, stages), layouts in entries:
         dtypes = ("fp32",) if size == 4 else ("bf16", "fp16")
-        half = fused.HALF_CUDA if grad else fused.HALF_LOSS_CUDA
-        forms = [fused.FLOAT32_CUDA] if size == 4 else [half]
+        half = launch_plan.HALF_CUDA if grad else launch_plan.HALF_LOSS_CUDA
+        forms = [launch_plan.FLOAT32_CUDA] if size == 4 else [half]
         for dtype, beta_mode, (labels, flat), (form, ops) in itertools.product(
             dtypes, (0, 1, 2), layouts, forms
         ):
@@ -88,9 +88,9 @@ def main(capability: int) -> int:
                 "n": "i64",
                 "BLOCK": "constexpr",
             },
-            constexprs={"BLOCK": fused._SCALE_BLOCK},
+            constexprs={"BLOCK": launch_plan.SCALE_BLOCK},
         )
-        triton.compile(source, target=target, options={"num_warps": fused._SCALE_WARPS})
+        triton.compile(source, target=target, options={"num_warps": launch_plan.SCALE_WARPS})
         compiled += 1
     print(compiled)
     return 0

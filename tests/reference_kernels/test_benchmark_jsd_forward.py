@@ -20,12 +20,15 @@ import torch
 from kernelindex_sdk.reference_kernels import timing
 from kernelindex_sdk.reference_kernels.jsd import sweep
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "jsd_forward.py"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+SCRIPT = BENCHMARKS / "jsd_forward.py"
 CPU = torch.device("cpu")
 
 
 @pytest.fixture
-def script() -> Iterator[ModuleType]:
+def script(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    # The script imports its shared helpers as a sibling module, as when run from there.
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
     spec = importlib.util.spec_from_file_location("jsd_forward", SCRIPT)
     assert spec is not None
     assert spec.loader is not None
@@ -72,10 +75,12 @@ def log(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> Log:
         found.run("events", fn)
         return timing.Measured(samples_ms=[0.25])
 
-    def host_us(*fns: Callable[[], Any], **kwargs: Any) -> list[list[float]]:
+    def host_us(*fns: Callable[[], Any], **kwargs: Any) -> Any:
+        from _results import HostTimes
+
         for fn in fns:
             found.run("host", fn)
-        return [[10.0 * (i + 1)] for i in range(len(fns))]
+        return HostTimes(us=[[10.0 * (i + 1)] for i in range(len(fns))], outlasted=0)
 
     def waits_for_gpu(fn: Callable[[], Any]) -> bool:
         found.run("waits", fn)
@@ -84,7 +89,7 @@ def log(script: ModuleType, monkeypatch: pytest.MonkeyPatch) -> Log:
 
     monkeypatch.setattr(torch.autograd, "backward", backward)
     monkeypatch.setattr(script, "waits_for_gpu", waits_for_gpu)
-    monkeypatch.setattr(script, "_graph_ms", graph_ms)
+    monkeypatch.setattr(script, "graph_ms", graph_ms)
     monkeypatch.setattr(script, "do_bench", do_bench)
     monkeypatch.setattr(script, "host_us", host_us)
     monkeypatch.setattr(script, "read_stream_ms", lambda x, y: 0.2)
@@ -170,7 +175,7 @@ def test_a_failing_side_measure_leaves_its_error_and_the_rest(
     def refused(fn: Callable[[], Any]) -> float:
         raise RuntimeError("operation not permitted when stream is capturing")
 
-    monkeypatch.setattr(script, "_graph_ms", refused)
+    monkeypatch.setattr(script, "graph_ms", refused)
     rows = _measure(script, input_grad=True)
     for row in rows:
         assert "cudagraph_ms" not in row
@@ -206,18 +211,3 @@ def test_the_table_shows_the_training_step_beside_the_same_bytes(
     assert values[cells.index("host us/step")] == "10"
     assert values[cells.index("host us/forward only")] == "30"
     assert "`(waits)`: the call blocked the host until the GPU caught up" in text
-
-
-def test_the_launch_path_keys_need_no_launch_internals(
-    script: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The host-time columns work before and after fused.py drops its private launch path."""
-    monkeypatch.delattr(script.fused, "_PLANS", raising=False)
-    assert script._launch_path() == {}
-
-    class Plan:
-        compiled = object()
-        learnt = None
-
-    monkeypatch.setattr(script.fused, "_PLANS", {"a": Plan()}, raising=False)
-    assert script._launch_path() == {"direct_launch": False, "raw_launch": False}

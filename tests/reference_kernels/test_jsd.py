@@ -9,13 +9,7 @@ the gradient's largest magnitude.
 
 from __future__ import annotations
 
-import copy
-import importlib.util
 import math
-import os
-import subprocess
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +19,7 @@ import triton
 import triton.language as tl
 
 from kernelindex_sdk.errors import ArgumentError, KernelIndexError, StateError
-from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton
+from kernelindex_sdk.reference_kernels.jsd import fused, jsd_torch, jsd_triton, launch_plan
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -131,11 +125,11 @@ def test_every_tile_is_taken_once_at_any_split(
     than a row has tiles, flat or by rows, every value counts once (loss and gradient)."""
     block, per_sm, stages = config
     monkeypatch.setattr(
-        fused,
+        launch_plan,
         "_INTERPRETER_CONFIG",
-        fused.KernelConfig(block, 1, per_sm, "interpreter", stages),
+        launch_plan.KernelConfig(block, 1, per_sm, "interpreter", stages),
     )
-    monkeypatch.setattr(fused, "_PLANS", {})
+    monkeypatch.setattr(launch_plan, "_PLANS", {})
     bt, v = shape
     labels = labels_for(pattern, bt)
     x, y = inputs(bt, v, "fp32", seed=bt * 1000 + v)
@@ -168,9 +162,7 @@ def _padding_terms(out_ptr, beta, log2_beta, log2_omb, mode: tl.constexpr, form:
     tl.store(out_ptr + 48 + o, b_acc_q)
 
 
-@pytest.mark.parametrize(
-    "form", [fused.NATS, fused.BASE2, fused.PAIR, fused.SPLIT, fused.LEAN, fused.FOLD], ids=str
-)
+@pytest.mark.parametrize("form", [launch_plan.PAIR, launch_plan.LEAN, launch_plan.FOLD], ids=str)
 @pytest.mark.parametrize("beta", [0.0, 1e-6, 0.215, 0.5, 1.0], ids=lambda b: f"beta{b}")
 def test_padding_lanes_add_exactly_nothing(form: int, beta: float) -> None:
     """What a masked load gives a padding lane (PAD) adds exactly 0 to the loss and writes
@@ -209,95 +201,6 @@ def test_the_log2_1p_polynomial_is_within_its_stated_bound() -> None:
         approx = approx * t + c
     error = (approx * t - torch.log2(1 + t)).abs().max()
     assert float(error) < 7.2e-9
-
-
-def test_the_config_table_is_reproducible_and_shrinks_for_short_rows() -> None:
-    first = fused.kernel_config(torch.device("cpu"), 4, 1000, False)
-    assert first == fused.kernel_config(torch.device("cpu"), 4, 1000, False)
-    assert first.source == "interpreter"
-    flat_entries = [entry for table in fused.FLAT_TABLE.values() for entry in table.values()]
-    entries = [entry for table in fused.CONFIG_TABLE.values() for entry in table.values()]
-    for block, warps, per_sm, stages in entries + flat_entries:
-        # A power of two, at least 8 elements per thread, at most 8 programs per SM.
-        assert block & (block - 1) == 0
-        assert block // (32 * warps) >= 8
-        assert 1 <= per_sm <= 8
-        assert 1 <= stages <= 4
-    for arch, table in fused.FLAT_TABLE.items():
-        assert arch in fused.CONFIG_TABLE
-        assert set(table) <= set(fused.CONFIG_TABLE[arch])
-
-
-def as_on_a_gpu(monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int]) -> torch.device:
-    """Without a GPU: make kernel_config look a CUDA device of ``arch`` up as on the GPU."""
-    monkeypatch.setattr(fused, "_INTERPRET", False)
-    monkeypatch.setattr(
-        torch.cuda,
-        "get_device_properties",
-        lambda device: types.SimpleNamespace(major=arch[0], minor=arch[1]),
-    )
-    return torch.device("cuda")
-
-
-@pytest.mark.parametrize(("arch", "source"), [((9, 0), "sm_90"), ((10, 0), "default")])
-def test_the_flat_layout_takes_its_own_entry(
-    monkeypatch: pytest.MonkeyPatch, arch: tuple[int, int], source: str
-) -> None:
-    """Without a GPU: the lookup as a device of that architecture would see it."""
-    cuda = as_on_a_gpu(monkeypatch, arch)
-    rows_entry = fused.CONFIG_TABLE["sm_90"][(2, True)]
-    flat_entry = fused.FLAT_TABLE["sm_90"][(2, True)]
-    assert flat_entry != rows_entry
-
-    def picked(cols: int, grad: bool, flat: bool, size: int = 2) -> tuple[int, int, int, int]:
-        config = fused.kernel_config(cuda, size, cols, grad, flat)
-        assert config.source == source
-        return (config.block_v, config.num_warps, config.programs_per_sm, config.stages)
-
-    for rows in (1, 1024, 8192, 16384):
-        assert picked(rows * 128256, True, True) == flat_entry
-    # Labelled input (row by row) and the loss alone keep CONFIG_TABLE's entries.
-    assert picked(128256, True, False) == rows_entry
-    assert picked(8192 * 128256, False, True) == fused.CONFIG_TABLE["sm_90"][(2, False)]
-    assert picked(8192 * 128256, True, True, size=4) == fused.CONFIG_TABLE["sm_90"][(4, True)]
-    # A short flat row (one row of 1000) shrinks the flat entry's tile as any other:
-    # 1024 columns, 8 values a thread, so 4 warps; programs per SM and stages kept.
-    assert picked(1000, True, True) == (1024, 4, flat_entry[2], flat_entry[3])
-    assert picked(100, True, True) == (256, 1, flat_entry[2], flat_entry[3])
-
-
-def test_an_architecture_with_its_own_row_ignores_another_rows_flat_entry(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """FLAT_TABLE's sm_90 entry stands in only where CONFIG_TABLE's sm_90 row does."""
-    cuda = as_on_a_gpu(monkeypatch, (10, 0))
-    own = dict.fromkeys(fused.CONFIG_TABLE["sm_90"], (1024, 4, 2, 1))
-    monkeypatch.setitem(fused.CONFIG_TABLE, "sm_100", own)
-    assert fused.kernel_config(cuda, 2, 1024 * 128256, True, True) == fused.KernelConfig(
-        block_v=1024, num_warps=4, programs_per_sm=2, stages=1, source="sm_100"
-    )
-
-
-def test_every_table_config_compiles_for_sm_100_ahead_of_time() -> None:
-    """Triton builds for a GPU it does not see; no B200 is needed to keep sm_100 valid."""
-    pytest.importorskip("triton.backends.nvidia", reason="Triton without its NVIDIA backend")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("aot_compile.py")), "100"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    # 3 beta modes x (labels, no labels, flat) x each dtype of the element size; 3 dtypes of
-    # the scale kernel; FLAT_TABLE's entries in the flat layout only: 3 beta modes x each dtype.
-    expected = 3 + sum(3 * 3 * (1 if size == 4 else 2) for size, _ in fused.CONFIG_TABLE["sm_90"])
-    expected += sum(3 * (1 if size == 4 else 2) for size, _ in fused.FLAT_TABLE["sm_90"])
-    assert done.stdout.split() == [str(expected)]
 
 
 @pytest.mark.parametrize("beta", BETAS, ids=lambda b: f"beta{b}")
@@ -344,23 +247,25 @@ def test_backward_releases_the_gradient_buffer_and_refuses_a_second_pass() -> No
 def test_a_plan_shared_by_calls_takes_each_calls_beta_and_rows() -> None:
     """Without labels (BT, V) is one flat row of BT x V, so 6 x 40 and 4 x 60 share a plan
     (its config and buffers); 1/BT and beta's logarithms must still be each call's."""
-    fused._PLANS.clear()
+    launch_plan._PLANS.clear()
     g = torch.Generator().manual_seed(3)
     calls = []
     for bt, v, beta in [(6, 40, 0.3), (4, 60, 0.3), (4, 60, 0.7), (6, 40, 0.7), (6, 40, 0.3)]:
         x = torch.randn(bt, v, generator=g).log_softmax(-1).to(DEVICE)
         y = torch.randn(bt, v, generator=g).log_softmax(-1).to(DEVICE)
         calls.append((jsd_triton(x, y, beta=beta), ground_truth(x, y, beta=beta)))
-    assert len(fused._PLANS) == 1
+    assert len(launch_plan._PLANS) == 1
     for got, expected in calls:
         torch.testing.assert_close(got.double(), expected, rtol=2e-6, atol=1e-7)
 
 
 def test_the_launch_path_uses_no_private_triton_or_torch_entry_point() -> None:
-    """A reading of fused.py, kept: no launcher internals, no torch._C, no spies."""
-    source = Path(fused.__file__).read_text(encoding="utf-8")
-    for private in ("torch._C", "._run", ".run(", "launch_enter_hook", "packed_metadata"):
-        assert private not in source, private
+    """A reading of fused.py and launch_plan.py, kept: no launcher internals, no torch._C,
+    no spies."""
+    for module in (fused, launch_plan):
+        source = Path(module.__file__).read_text(encoding="utf-8")
+        for private in ("torch._C", "._run", ".run(", "launch_enter_hook", "packed_metadata"):
+            assert private not in source, (module.__name__, private)
 
 
 @pytest.mark.parametrize("scale", [2.5, -1.0, 0.0, 1.0])
@@ -423,52 +328,26 @@ def test_config_for_asks_what_the_launch_asks(
     size, columns, gradient and layout as the launch does, in every layout (one flat row
     only when both inputs are row after row, or when there is one row and no labels)."""
     seen: list[tuple[int, int, bool, bool]] = []
-    original = fused.kernel_config
+    original = launch_plan.kernel_config
 
     def spy(device: torch.device, size: int, cols: int, grad: bool, flat: bool = False) -> Any:
         seen.append((size, cols, grad, flat))
         return original(device, size, cols, grad, flat)
 
-    monkeypatch.setattr(fused, "kernel_config", spy)
+    monkeypatch.setattr(launch_plan, "kernel_config", spy)
     size = DTYPES[dtype].itemsize
     for name, bt, v, labelled, stride_y, (cols, flat) in LAYOUTS:
         x, y = inputs(bt, v, dtype)
         target = torch.empty(bt, stride_y, device=DEVICE, dtype=x.dtype)[:, :v].copy_(y)
         labels = torch.zeros(bt, dtype=torch.int64, device=DEVICE) if labelled else None
         seen.clear()
-        fused.config_for(x, target=target, labels=labels, compute_grad=grad)
-        fused._PLANS.clear()
+        launch_plan.config_for(x, target=target, labels=labels, compute_grad=grad)
+        launch_plan._PLANS.clear()
         loss = jsd_triton(x.requires_grad_(grad), target, labels=labels)
         if grad:
             loss.backward()
             assert x.grad is not None
         assert seen == [(size, cols, grad, flat)] * 2, name
-
-
-def test_the_tma_probe_launches_the_entry_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    """benchmarks/jsd_tma_probe.py times the production kernel with other entries for bf16
-    with the gradient: a flat row looks in FLAT_TABLE first, so the probe must reach that
-    lookup too, and leave both tables as they were."""
-    benchmarks = Path(__file__).resolve().parents[2] / "benchmarks"
-    monkeypatch.syspath_prepend(str(benchmarks))
-    spec = importlib.util.spec_from_file_location("jsd_tma_probe", benchmarks / "jsd_tma_probe.py")
-    assert spec is not None
-    assert spec.loader is not None
-    probe = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "jsd_tma_probe", probe)
-    spec.loader.exec_module(probe)
-    cuda = as_on_a_gpu(monkeypatch, (9, 0))
-    tables = copy.deepcopy((fused.CONFIG_TABLE, fused.FLAT_TABLE))
-    entries = {entry for r in probe.ROUNDS.values() for entry in r.entries}
-    assert entries
-    for entry in sorted(entries):
-        for bt, labelled in ((1024, False), (8192, False), (1024, True)):
-            cols = bt * 128256 if not labelled else 128256
-            with probe.launching(entry):
-                config = fused.kernel_config(cuda, 2, cols, True, not labelled)
-            got = (config.block_v, config.num_warps, config.programs_per_sm, config.stages)
-            assert got == entry, (entry, bt, labelled)
-    assert tables == (fused.CONFIG_TABLE, fused.FLAT_TABLE)
 
 
 def test_no_grad_computes_the_loss_only() -> None:
@@ -638,27 +517,3 @@ def test_double_backward_is_refused_not_cut_off() -> None:
     # Without create_graph the same call still gives the gradient.
     (grad,) = torch.autograd.grad(loss, xt)
     assert grad.shape == xt.shape
-
-
-def test_kernel_config_built_without_stages_means_no_pipelining() -> None:
-    config = fused.KernelConfig(block_v=1024, num_warps=4, programs_per_sm=8, source="sm_90")
-    assert config.stages == 1
-    assert config.as_dict() == {
-        "block_v": 1024,
-        "num_warps": 4,
-        "programs_per_sm": 8,
-        "source": "sm_90",
-        "stages": 1,
-    }
-
-
-def test_a_plan_a_cuda_graph_captured_outlives_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Eviction clears the cache; a captured plan's buffers must stay referenced."""
-    monkeypatch.setattr(fused, "_CAPTURED_PLANS", [])
-    plan = fused._new_plan(torch.device(DEVICE), torch.float32, 4, 200, False, 2, False, True)
-    fused._keep_if_captured(plan, False)
-    assert fused._CAPTURED_PLANS == []
-    fused._keep_if_captured(plan, True)
-    fused._keep_if_captured(plan, True)
-    assert [plan] == fused._CAPTURED_PLANS
-    assert plan.captured

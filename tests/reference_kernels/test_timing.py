@@ -107,7 +107,7 @@ def test_a_flush_buffer_that_cannot_be_allocated_is_the_harness_failure(
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB")
 
     monkeypatch.setattr(harness, "ReadFlush", no_memory)
-    _, failure, measured, _ = harness._attempt(
+    attempt = harness._attempt(
         fn=lambda: None,
         output=lambda: torch.zeros(2),
         reference=None,
@@ -118,6 +118,7 @@ def test_a_flush_buffer_that_cannot_be_allocated_is_the_harness_failure(
         min_samples=10,
         timer="cuda-events",
     )
+    measured, failure = attempt.measured, attempt.failure
     assert measured is None
     assert failure is not None
     assert failure["reason"] == "error"  # not the kernel's out_of_memory

@@ -97,10 +97,32 @@ def records(value: Any, argument: str = "records") -> Iterable[Any]:
 
 
 def text(value: Any, argument: str) -> str:
-    """``value`` when it is a str."""
+    """``value`` when it is a str that UTF-8 can encode.
+
+    A lone surrogate is no text: it is what ``os.fsdecode`` and ``sys.argv`` make of bytes
+    that are not UTF-8, and SQLite, PostgreSQL, JSON files and pages would each fail to
+    encode it deep inside. A path may hold one (:func:`path`); text may not.
+    """
     if not isinstance(value, str):
         raise ArgumentError(argument=argument, reason=f"expected a str, got {_kind(value)}")
+    if not _encodable(value):
+        raise ArgumentError(
+            argument=argument,
+            reason=f"expected UTF-8 text, got {short_repr(value)} (a lone surrogate: bytes"
+            " that are not UTF-8)",
+        )
     return value
+
+
+def _encodable(value: str) -> bool:
+    # ASCII first: one C-speed test for nearly every string.
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def optional_text(value: Any, argument: str) -> str | None:

@@ -23,13 +23,22 @@ from typing import IO, Any, Final, NoReturn
 
 from .. import __version__
 from ..errors import InputError, KernelIndexError, LaunchError
-from . import analysis, bench, history, importer, merge, records, site, store
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Streams, reader_gone, silence_stdout
+from . import analysis, bench, exports, history, importer, merge, records, site, store
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Streams,
+    checked_type,
+    mask_secrets,
+    reader_gone,
+    silence_stdout,
+)
 
 __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
-_COMMANDS = (records, importer, bench, merge, analysis, store, history, site)
+_COMMANDS = (records, importer, exports, bench, merge, analysis, store, history, site)
 # The module that adds each command's parser (tests/test_cli_parser.py holds this to what
 # the modules add): a command line that starts with a command needs that module's
 # parsers only, not all of them (6 ms of building for the whole, most of a short
@@ -39,6 +48,7 @@ _OWNERS: Final[dict[str, ModuleType]] = {
     "digest": records,
     "schema": records,
     "import": importer,
+    "convert": exports,
     "bench": bench,
     "merge": merge,
     "compare": analysis,
@@ -48,6 +58,17 @@ _OWNERS: Final[dict[str, ModuleType]] = {
     "history": history,
     "site": site,
 }
+
+
+# Actions that take no value from the command line (flags, --help, --version).
+_NO_VALUE: Final = (
+    argparse._StoreConstAction,  # store_true and store_false too
+    argparse._AppendConstAction,
+    argparse._CountAction,
+    argparse._HelpAction,
+    argparse._VersionAction,
+    argparse._SubParsersAction,
+)
 
 
 class _ClosedStream(_io.TextIOBase):
@@ -71,11 +92,13 @@ class _ClosedStream(_io.TextIOBase):
 
 
 class _QuietStderr(_io.TextIOBase):
-    """Standard error that never fails the command: a message it cannot take is dropped.
+    """Standard error that never fails the command and never shows a password.
 
     The exit status is the verdict; a full or closed stderr (``2>/dev/full``) must not
-    change it. After the first failure the process's own stderr is pointed at
-    /dev/null, so that the interpreter's last flush does not fail at exit either.
+    change it: a message it cannot take is dropped. After the first failure the
+    process's own stderr is pointed at /dev/null, so that the interpreter's last flush
+    does not fail at exit either. Every message is masked (:func:`._common.mask_secrets`):
+    a store URL given where a file was expected is echoed by the error that says so.
     """
 
     def __init__(self, stream: IO[str]) -> None:
@@ -86,7 +109,7 @@ class _QuietStderr(_io.TextIOBase):
     def write(self, text: str) -> int:
         if not self._failed:
             try:
-                self._stream.write(text)
+                self._stream.write(mask_secrets(text))
                 if "\n" in text:
                     self._stream.flush()
             except (OSError, ValueError):
@@ -117,10 +140,18 @@ class _QuietStderr(_io.TextIOBase):
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, and whose output can fail.
+    """An ArgumentParser whose usage errors are one line, whose output can fail, and
+    whose every argument that takes a value is checked as a path or as text
+    (:func:`._common.checked_type`): one place, for every command.
 
     Subparsers are made of this class too (argparse uses the parent's class).
     """
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.nargs != 0 and not isinstance(action, _NO_VALUE):
+            action.type = checked_type(action.dest, action.type)  # type: ignore[arg-type]
+        return action
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: {message} (see '{self.prog} --help')\n")

@@ -2,32 +2,43 @@
 
 Every numeric option is read by :mod:`kernelindex_sdk._base.numbers` (ASCII digits, a finite
 range), as the launcher variables are: one reading of numbers for the whole command.
+
+Every argument that takes a value is checked as it is parsed (:func:`checked_type`, which
+the command's parser class applies to each): a path may hold bytes that are not UTF-8
+(a POSIX file name may), any other argument must be text; neither may hold a NUL. Bad
+input is one usage line naming the argument, exit 2, before any library call.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io as _io
 import os
+import re
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any, Final
 
 import attrs
 
 from .._base.numbers import parse_decimal, parse_integer
 from .._base.schemas import SAFE_INT
 from ..errors import ArgumentError, InputError
+from ..store import masked_url
 
 __all__ = [
     "EXIT_INVALID",
     "EXIT_OK",
     "EXIT_USAGE",
+    "PATH_ARGUMENTS",
     "Streams",
     "add_out",
+    "checked_type",
     "decimal",
     "ints",
+    "mask_secrets",
     "names",
     "notice",
     "percent",
@@ -37,6 +48,90 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+#: The destinations of the arguments that name files, folders or a store: the only ones
+#: that may hold bytes that are not UTF-8 (POSIX file names may; Python hands them over
+#: as lone surrogates, which open the same file again). tests/test_cli_arguments.py
+#: lists every argument of every command against this.
+PATH_ARGUMENTS: Final = frozenset({"paths", "csv", "out", "plot", "base", "new", "db"})
+# A store URL inside a message, to the next blank (a password may hold quotes); a path's
+# display may have folded its "//" into "/".
+_URL: Final = re.compile(r"(postgres(?:ql)?:/+)(\S*)", re.IGNORECASE)
+# What ends a message's word rather than the URL: quotes, a separator ("URL: no such file").
+_AFTER_URL: Final = re.compile(r"['\",:;)\]]*\Z")
+
+
+# A connection string's password item inside a message (its value quoted or one word;
+# a message's other words are not taken for the rest of an unquoted password).
+_PASSWORD_ITEM: Final = re.compile(
+    r"(?P<key>\b(?:ssl)?password\s*=\s*)"
+    r"(?:'(?:[^'\\]|\\.)*'?|(?:[^\s\\'\"]|\\.)+?(?=:?(?:\s|['\"]|\Z)))",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _masked_match(found: re.Match[str]) -> str:
+    scheme, rest = found.groups()
+    after = _AFTER_URL.search(rest)
+    cut = after.start() if after is not None else len(rest)
+    masked = masked_url("postgresql://" + rest[:cut])[len("postgresql://") :]
+    return scheme + masked + rest[cut:]
+
+
+def mask_secrets(text: str) -> str:
+    """``text`` with every PostgreSQL password in it as ``***`` (the store's one rule,
+    :func:`kernelindex_sdk.store.masked_url`): URLs anywhere in it, and ``password=``
+    items of a connection string. Everything the command writes to standard error
+    passes through it, so no message, the parser's included, shows a password."""
+    folded = text.casefold()
+    if "postgres" not in folded and "password" not in folded:
+        return text
+    text = _URL.sub(_masked_match, text)
+    return _PASSWORD_ITEM.sub(r"\g<key>***", text)
+
+
+def _shown_bytes(value: str) -> str:
+    try:
+        return repr(os.fsencode(value))
+    except UnicodeEncodeError:
+        return ascii(value)
+
+
+def _check_text(value: str) -> str:
+    if "\x00" in value:
+        raise argparse.ArgumentTypeError(f"expected text without NUL, got {value!a}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"expected UTF-8 text, got {_shown_bytes(value)} (bytes that are not UTF-8)"
+        ) from None
+    return value
+
+
+def _check_path(value: str) -> str:
+    if "\x00" in value:
+        raise argparse.ArgumentTypeError(
+            f"expected a path, got {_shown_bytes(value)} (a NUL cannot be in a path)"
+        )
+    return value
+
+
+def checked_type(dest: str, convert: Callable[[str], Any] | None) -> Callable[[str], Any]:
+    """The argument type of ``dest``: the check for its kind (a path or text), then
+    ``convert``, the type the command gave it (None: the str itself).
+
+    The name stays ``convert``'s, as argparse names the type in its messages.
+    """
+    check = _check_path if dest in PATH_ARGUMENTS else _check_text
+    if convert is None:
+        return check
+
+    @functools.wraps(convert)
+    def parse(value: str) -> Any:
+        return convert(check(value))
+
+    return parse
 
 
 @attrs.frozen

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
-from ..errors import InputError, SweepOptionError
+from ..errors import InputError, MissingDependencyError, SweepOptionError
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -20,6 +24,9 @@ from ._common import (
     silence_stdout,
 )
 from .store import add_provenance
+
+if TYPE_CHECKING:
+    from ..provenance import Provenance
 
 __all__ = ["register"]
 
@@ -106,8 +113,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--no-summary",
         action="store_true",
         help=(
-            "no table of medians and speedups on stderr at the end (noisy medians marked ~,"
-            " CPU-timed runs said so)"
+            "no table of medians and speedups on stderr at the end (noisy and degraded"
+            " medians marked, each degraded run's reason, CPU-timed runs said so)"
         ),
     )
     # Provenance: these win over CI's variables and git (kernelindex_sdk.provenance.detect).
@@ -120,7 +127,11 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         from ..reference_kernels.launch import JSDOptions, prepare_jsd
     except ImportError:
         print(
-            "kernelindex bench needs the [bench] extra: pip install 'kernelindex-sdk[bench]'",
+            str(
+                MissingDependencyError(
+                    feature="kernelindex bench", package="torch or Triton", extra="bench"
+                )
+            ),
             file=io.stderr,
         )
         return EXIT_USAGE
@@ -143,9 +154,10 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
         # The library names its parameter (providers); the command line, its flag.
         raise attrs.evolve(err, source=_FLAGS.get(err.source, err.source)) from None
     from ..convert import dump
-    from ..provenance import Provenance, annotate, detect
+    from ..provenance import Provenance, detect
 
-    # The commit measured: --commit/--branch, else CI's variables, else git here.
+    # The commit measured: --commit/--branch, else CI's variables, else git here. The
+    # harness found the same where no flag was given; a flag wins over what it found.
     origin = detect(
         Provenance(commit=args.commit, branch=args.branch, commit_time=args.commit_time)
     )
@@ -172,11 +184,10 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
 
         def write(record: RecordBundle) -> None:
             nonlocal failed
-            value = dump(record)
+            value, changed = _with_provenance(dump(record), origin)
             # The harness validated the record: written as it is, it is not validated
-            # again; one given provenance annotations here is a new record, checked whole.
-            added = annotate(value, origin)
-            out.write(value, validated=not added)
+            # again; one whose provenance the flags changed is a new record, checked whole.
+            out.write(value, validated=not changed)
             made.append(record)
             spec = record.run.spec
             failed += spec.status == "failed"
@@ -186,7 +197,8 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             progress.update()
 
         try:
-            part.run(write)
+            with _gpu_state_notices(io.stderr):
+                part.run(write)
         except InputError as err:
             if not reader_gone(err):
                 raise
@@ -203,3 +215,34 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
     if failed:
         print(f"kernelindex: {failed} of {total} runs failed; see their records", file=io.stderr)
     return EXIT_INVALID if failed else EXIT_OK
+
+
+def _with_provenance(value: dict[str, Any], origin: Provenance) -> tuple[dict[str, Any], bool]:
+    """The record with exactly ``origin``'s provenance annotations, and whether it changed."""
+    from ..provenance import PROVENANCE_KEYS, annotate, without_provenance
+
+    notes = value["run"]["metadata"].get("annotations") or {}
+    if {k: notes[k] for k in PROVENANCE_KEYS if k in notes} == origin.annotations():
+        return value, False
+    value = without_provenance(value)
+    annotate(value, origin)
+    return value, True
+
+
+@contextmanager
+def _gpu_state_notices(stderr: IO[str]) -> Iterator[None]:
+    """Say why the GPU's state is not recorded as the command's own line, once."""
+    from ..conditions import GpuStateWarning
+
+    with warnings.catch_warnings():
+        shown = warnings.showwarning
+
+        def show(message: Any, category: Any, *rest: Any, **named: Any) -> None:
+            if isinstance(category, type) and issubclass(category, GpuStateWarning):
+                print(f"kernelindex: {message}", file=stderr)
+            else:
+                shown(message, category, *rest, **named)
+
+        warnings.showwarning = show
+        warnings.simplefilter("default", GpuStateWarning)
+        yield

@@ -16,6 +16,7 @@ from .._base.schemas import (
     schema_text,
     self_contained_schema,
 )
+from ..conditions import record_degraded_reason
 from ..errors import InputError
 from ._common import (
     EXIT_INVALID,
@@ -64,7 +65,7 @@ class _Tally:
     """What validate saw: documents, valid ones, and whether any input was unreadable."""
 
     def __init__(self, io: Streams) -> None:
-        self.documents = self.valid = 0
+        self.documents = self.valid = self.degraded = 0
         self.unreadable = False
         self._io = io
 
@@ -83,18 +84,24 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
     tally = _Tally(io)
     render: Callable[[documents.FileProblem], str] = _github if args.format == "github" else str
     found: list[dict[str, object]] = []
+    say = notice(io)
     refuse_overwriting_inputs(stdout_fd(io), args.paths)
     results = documents.check_documents(
         args.paths,
         verify_digests=args.verify_digests,
         stdin=io.stdin,
         on_error=tally.unreadable_input,
-        on_notice=notice(io),
+        on_notice=say,
     )
     try:
         for result in results:
             tally.documents += 1
             tally.valid += result.valid
+            # A valid run whose GPU state makes it unfit to compare: a notice, not a problem.
+            reason = record_degraded_reason(result.value) if result.value is not None else None
+            if reason is not None:
+                tally.degraded += 1
+                say(f"{printable(display_path(result.document.label))}: degraded: {reason}")
             if args.format == "json":
                 found.extend(p.as_dict() for p in result.problems)
             else:
@@ -111,8 +118,10 @@ def _cmd_validate(args: argparse.Namespace, io: Streams) -> int:
         return tally.status if args.format == "json" else max(tally.status, EXIT_INVALID)
     if not args.quiet:
         invalid = tally.documents - tally.valid
+        degraded = f", {tally.degraded} degraded" if tally.degraded else ""
         print(
-            f"kernelindex: {tally.documents} document(s): {tally.valid} valid, {invalid} invalid",
+            f"kernelindex: {tally.documents} document(s): {tally.valid} valid,"
+            f" {invalid} invalid{degraded}",
             file=io.stderr,
         )
     return tally.status

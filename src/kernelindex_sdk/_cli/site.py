@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from .._base.display import display_path, printable
@@ -24,9 +25,11 @@ def _bandwidth(text: str) -> tuple[str, float]:
         tbps = parse_decimal(value, what="TB/s", minimum=0)
     except ArgumentError:
         tbps = 0.0
-    if not sep or not product.strip() or not tbps > 0:
+    # A finite TB/s can still overflow once made bytes/s (1e300 TB/s): refused here,
+    # as a usage error, rather than by the library as an invalid table.
+    if not sep or not product.strip() or not tbps > 0 or not math.isfinite(tbps * 1e12):
         raise argparse.ArgumentTypeError(
-            f"expected PRODUCT=TB/s such as 'NVIDIA H200=4.8', got {text!r}"
+            f"expected PRODUCT=TB/s such as 'NVIDIA H200=4.8' (a finite number > 0), got {text!r}"
         )
     return product.strip(), tbps * 1e12
 
@@ -64,8 +67,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " its p20-p80 band, change points and their causes, % of the roofline), Compare"
             " (two commits or branches) and Runs (a filterable table linking each record)."
             " The pages open from file:// or any static host, with no network. OUT must be"
-            " new, empty, or a folder this command wrote (it is replaced whole). Prints the"
-            " page's file:// URL. Exits 0; 2 when the store or OUT cannot be used."
+            " new, empty, or a folder this command wrote (it is replaced whole); a symlink"
+            " is followed (the folder it points to is written, the link stays). Nothing"
+            " else is deleted, the store never. Prints the page's file:// URL. Exits 0; 2"
+            " when the store or OUT cannot be used, or on usage errors."
         ),
     )
     parser.add_argument("out", metavar="OUT", help="folder to write the dashboard into")

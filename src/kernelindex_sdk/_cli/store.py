@@ -6,6 +6,7 @@ import argparse
 
 from .._base.display import display_path, printable
 from ..errors import ArgumentError
+from ..exporters import FORMATS
 from ..provenance import normalize_commit_time
 from ..store import DEFAULT_DB, ENV_VAR, IngestReport, open_store
 from ._common import (
@@ -18,6 +19,7 @@ from ._common import (
     notice,
     stdout_fd,
 )
+from .exports import FORMAT_HELP, export_formatted
 
 __all__ = ["add_db", "add_provenance", "register"]
 
@@ -115,6 +117,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export.add_argument(
         "-o", "--out", default="-", metavar="OUT.jsonl", help="file to write (default: stdout)"
     )
+    export.add_argument("--format", choices=("jsonl", *FORMATS), default="jsonl", help=FORMAT_HELP)
     export.set_defaults(run=_cmd_export)
 
 
@@ -155,6 +158,8 @@ def _cmd_ingest(args: argparse.Namespace, io: Streams) -> int:
 
 def _cmd_export(args: argparse.Namespace, io: Streams) -> int:
     chosen = filters_of(args)
+    if args.format != "jsonl":
+        return export_formatted(args, io, chosen)
     with open_store(args.db, create=False) as store:
         if args.out == "-":
             for fd in stdout_fd(io):

@@ -347,6 +347,10 @@ class TimestampError(KernelIndexError, ValueError):
         return f"{self.reason}, got {self.value}"
 
 
+# Where the package installs from with git (``pip install "kernelindex-sdk @ git+..."``).
+_SOURCE_URL: Final = "git+https://github.com/kernelindex/kernelindex-sdk"
+
+
 @attrs.frozen(kw_only=True, auto_exc=True)
 class MissingDependencyError(KernelIndexError):
     """An optional feature needs a package that is not installed (an extra installs it)."""
@@ -356,9 +360,11 @@ class MissingDependencyError(KernelIndexError):
     extra: str
 
     def __str__(self) -> str:
+        # Forms that work before the first release too: from a clone, and from git.
         return (
             f"{self.feature} needs {self.package}, which is not installed:"
-            f" pip install 'kernelindex-sdk[{self.extra}]'"
+            f' pip install -e ".[{self.extra}]" in a clone of kernelindex-sdk, or'
+            f' pip install "kernelindex-sdk[{self.extra}] @ {_SOURCE_URL}"'
         )
 
 

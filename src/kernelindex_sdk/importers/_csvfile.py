@@ -98,6 +98,11 @@ class CsvFile:
     columns: Sequence[str]
     #: What the columns make the file, for the message when one is missing.
     kind: str = "CSV"
+    #: The field separator (TritonBench writes ';').
+    delimiter: str = ","
+    #: Whether a record shorter than the header is read (its missing fields absent)
+    #: rather than refused.
+    ragged: bool = False
     _handle: IO[str] | None = None
     _encoding: str | None = None
     _header: tuple[str, ...] = ()
@@ -121,6 +126,11 @@ class CsvFile:
         if self._handle is not None:
             self._handle.close()
 
+    @property
+    def header(self) -> tuple[str, ...]:
+        """The header's column names, once :meth:`records` has read it (else empty)."""
+        return self._header
+
     def records(self) -> Iterator[Record | BadRecord]:
         """Yield every record after the header, good or bad, in file order.
 
@@ -135,7 +145,7 @@ class CsvFile:
         if self._encoding is not None:
             yield BadRecord(1, f"the file is {self._encoding} text; expected UTF-8", True)
             return
-        reader = csv.reader(_lines(self._handle), strict=True)
+        reader = csv.reader(_lines(self._handle), strict=True, delimiter=self.delimiter)
         try:
             yield from self._read(reader)
         except _FileError as err:
@@ -167,12 +177,12 @@ class CsvFile:
             if column is not None:
                 where = self._header[column] if column < width else f"field {column + 1}"
                 yield BadRecord(start, f"{where} is not UTF-8: bytes {_undecoded(fields[column])}")
-            elif len(fields) != width:
+            elif len(fields) > width or (len(fields) < width and not self.ragged):
                 yield BadRecord(
                     start, f"expected {width} fields as in the header, found {len(fields)}"
                 )
             else:
-                yield Record(start, dict(zip(self._header, fields, strict=True)))
+                yield Record(start, dict(zip(self._header, fields, strict=False)))
 
     def _read_header(self, reader: Iterator[list[str]]) -> tuple[str, ...]:
         try:

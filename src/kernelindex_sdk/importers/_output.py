@@ -32,8 +32,10 @@ def _stat(path: str) -> os.stat_result:
         raise InputError(source=path, reason=err.strerror or str(err)) from err
 
 
-def check_inputs(sources: Sequence[str], out: str) -> list[str]:
+def check_inputs(sources: Sequence[str], out: str, *, what: str = "a CSV file") -> list[str]:
     """Check that every input can be read and that ``out`` is no directory.
+
+    ``what`` names the file an input should be, for the message about a directory.
 
     Whether ``out`` is one of the inputs is for
     :func:`kernelindex_sdk._base.files.refuse_overwriting_inputs`, called first.
@@ -50,7 +52,7 @@ def check_inputs(sources: Sequence[str], out: str) -> list[str]:
     for source in sources:
         info = _stat(source)
         if stat.S_ISDIR(info.st_mode):
-            raise InputError(source=source, reason="is a directory, expected a CSV file")
+            raise InputError(source=source, reason=f"is a directory, expected {what}")
         if not os.access(source, os.R_OK):
             raise InputError(source=source, reason="permission denied")
         identities.setdefault((info.st_dev, info.st_ino), source)

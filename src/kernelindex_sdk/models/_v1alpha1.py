@@ -346,6 +346,29 @@ class Comparability:
 
 
 @attrs.frozen(kw_only=True)
+class DeviceSettings:
+    """The device settings an administrator changed away from the device's defaults, which
+    last from run to run and change what a time means (NVIDIA: nvidia-smi -ac, -pl). A
+    setting appears only when it differs from its default, so a machine at its defaults
+    has no settings and keeps the digest it had before they were recorded: absent means
+    at its default, or unknown. What varies while a run is timed (clocks, power,
+    throttling) is the run's conditions instead, never digested."""
+
+    applications_sm_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "applicationsSmClockMhz"}
+    )
+    """The applications SM clock set (nvidia-smi -ac), MHz; given with
+    applicationsMemoryClockMhz when either differs from its default."""
+    applications_memory_clock_mhz: NonNegativeSafeInteger | None = attrs.field(
+        default=None, metadata={"wire": "applicationsMemoryClockMhz"}
+    )
+    """The applications memory clock set (nvidia-smi -ac), MHz."""
+    power_limit_w: float | None = attrs.field(default=None, metadata={"wire": "powerLimitW"})
+    """The power management limit set (nvidia-smi -pl), watts, when it differs from the
+    default limit."""
+
+
+@attrs.frozen(kw_only=True)
 class Hardware:
     """The accelerator (or CPU) that ran the work."""
 
@@ -461,6 +484,7 @@ class EnvironmentSpec:
     software: StringMap
     """Software versions by component name (driver, cuda, torch, triton, python, ...); an
     extension point, so any key of the allowed form is accepted."""
+    settings: DeviceSettings | None = attrs.field(default=None)
 
 
 @attrs.frozen(kw_only=True)

@@ -1,13 +1,14 @@
 """What the machine is: the ExecutionEnvironment spec, and the volatile facts kept apart.
 
 The spec holds only what stays the same from run to run on one machine (product,
-architecture, sizes, software versions), so its digest is stable; clocks and the host
-name go to annotations, which no digest covers.
+architecture, sizes, software versions, and the device settings changed away from their
+defaults), so its digest is stable; the host name goes to annotations, and the GPU's
+clocks, power and throttling while a run is timed to the run's conditions, which no digest
+covers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import platform
 import re
 import socket
@@ -15,20 +16,11 @@ from typing import Any
 
 import torch
 
+from ..conditions import gpu_settings
+from ..conditions.nvml import driver_version
+from .device import nvml_device
+
 __all__ = ["describe_device", "environment_spec", "volatile_annotations"]
-
-
-def _driver_version() -> str | None:
-    try:
-        import pynvml
-    except ImportError:
-        return None
-    try:
-        pynvml.nvmlInit()
-        version = pynvml.nvmlSystemGetDriverVersion()
-    except pynvml.NVMLError:
-        return None
-    return version.decode() if isinstance(version, bytes) else str(version)
 
 
 def _cpu_product() -> str:
@@ -70,28 +62,24 @@ def environment_spec(device: torch.device) -> dict[str, Any]:
         "torch": str(torch.__version__),
         "triton": str(triton.__version__),
     }
-    if device.type == "cuda":
+    spec: dict[str, Any] = {"hardware": describe_device(device), "software": software}
+    if device.type == "cuda" and not torch.version.hip:
         if torch.version.cuda:
             software["cuda"] = str(torch.version.cuda)
-        driver = _driver_version()
+        driver = driver_version()
         if driver:
             software["driver"] = driver
-    return {"hardware": describe_device(device), "software": software}
+        nvml = nvml_device(device)
+        settings = gpu_settings(nvml) if nvml is not None else None
+        if settings:
+            # Only settings away from their defaults: a machine at its defaults keeps the
+            # environment digest it had before settings were recorded (docs/conditions.md).
+            spec["settings"] = settings
+    return spec
 
 
 def volatile_annotations(device: torch.device) -> dict[str, str]:
-    """Facts that change between runs (host, clocks): annotations, never digested."""
-    notes = {"kernelindex.dev/host": socket.gethostname()}
-    if device.type == "cuda":
-        with contextlib.suppress(Exception):  # NVML is optional: no clocks without it
-            import pynvml
-
-            pynvml.nvmlInit()
-            handle = pynvml.nvmlDeviceGetHandleByIndex(device.index or 0)
-            notes["kernelindex.dev/sm-clock-mhz"] = str(
-                pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
-            )
-            notes["kernelindex.dev/memory-clock-mhz"] = str(
-                pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)
-            )
-    return notes
+    """Facts that change between runs and are no GPU state (the host): annotations, never
+    digested. The GPU's clocks are sampled over the timed loop into the run's conditions."""
+    del device  # every device's host is the machine's
+    return {"kernelindex.dev/host": socket.gethostname()}

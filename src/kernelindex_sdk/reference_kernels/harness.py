@@ -3,7 +3,10 @@
 ``bench()`` checks a callable's output against a reference on the same inputs, times it
 (CUDA events or CUDA-graph replays on a GPU, a wall clock on the CPU; see :mod:`.timing`),
 and returns a RecordBundle whose protocol says everything that decides comparability: timer,
-statistics and quantile method, warm-up, the sample floor, and the L2 flush.
+statistics and quantile method, warm-up, the sample floor, and the L2 flush. On a GPU the
+GPU's state over the timed loop (clocks, power, temperature, throttle reasons) is sampled
+into ``run.spec.conditions``, an observation no digest covers; inside a git repository (or
+CI) the run gets the provenance annotations of the code measured.
 """
 
 from __future__ import annotations
@@ -22,10 +25,14 @@ from .. import __version__, digest, load_record
 from .._base import names as _names
 from .._base.noise import NOISY_ANNOTATION, is_noisy
 from .._base.schemas import API_VERSION as API
+from ..conditions import GpuSampler, sample_gpu
+from ..conditions.nvml import say_once
 from ..convert import format_observed_at
 from ..errors import ArgumentError
 from ..models import RecordBundle
+from ..provenance import Provenance, detect
 from ..validation import check
+from .device import nvml_device
 from .environment import environment_spec, volatile_annotations
 from .timing import (
     CPU_WARMUP_CALLS,
@@ -255,6 +262,8 @@ def bench(
     slug: str | None = None,
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
+    gpu_state: bool = True,
+    provenance: Provenance | None = None,
 ) -> RecordBundle:
     """Check ``fn`` against ``reference``, time it, and return the record bundle.
 
@@ -284,6 +293,13 @@ def bench(
             kept in the run's annotations, which no digest covers. A timed run whose
             p80 / p20 passes the noise rule also gets ``kernelindex.dev/noisy`` there
             (:func:`noise_annotations`).
+        gpu_state: Sample the GPU's state over the timed loop into ``run.spec.conditions``
+            (:func:`kernelindex_sdk.conditions.sample_gpu`; a GPU timer only). Without
+            NVML, or where it refuses, the run says so once and records none.
+        provenance: Where the measured code came from (commit, branch, commit time), as
+            run annotations; by default :func:`kernelindex_sdk.provenance.detect`: CI's
+            variables, else ``git`` in the working directory, else none. ``Provenance()``
+            records none. A part ``annotations`` already gives is kept.
 
     Returns:
         A RecordBundle whose run passed (every output checked, then timed), is unverified
@@ -307,9 +323,10 @@ def bench(
         device,
         min_samples,
         timer,
+        gpu_state=gpu_state,
     )
     _record_outcome(spec, outcome, verified=reference is not None, workload=workload)
-    notes = _notes(device, annotations, outcome.measured, further)
+    notes = _notes(device, annotations, outcome.measured, further, provenance)
     return _bundle(
         spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
     )
@@ -327,6 +344,7 @@ def failed_record(
     slug: str | None = None,
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
+    provenance: Provenance | None = None,
 ) -> RecordBundle:
     """The failed record of a run that could not be made: nothing checked, nothing timed.
 
@@ -345,6 +363,7 @@ def failed_record(
         slug: As for :func:`bench`.
         labels: As for :func:`bench`.
         annotations: As for :func:`bench`.
+        provenance: As for :func:`bench`.
 
     Returns:
         A failed RecordBundle, validated with every digest verified.
@@ -356,7 +375,7 @@ def failed_record(
     spec, protocol, environment = _run_spec(device, workload, implementation, min_samples, timer)
     outcome = _Attempt(failure=_failure(error))
     _record_outcome(spec, outcome, verified=False, workload=workload)
-    notes = _notes(device, annotations, None, ())
+    notes = _notes(device, annotations, None, (), provenance)
     return _bundle(
         spec, protocol, environment, device, title=title, slug=slug, labels=labels, notes=notes
     )
@@ -408,6 +427,8 @@ def _record_outcome(
     measured = outcome.measured
     if measured is None:
         return
+    if outcome.conditions is not None:
+        spec["conditions"] = outcome.conditions
     spec["status"] = "passed" if verified else "unverified"
     spec["timing"] = {
         "latencyNs": {"median": measured.quantile_ns(0.5)},
@@ -438,9 +459,13 @@ def _notes(
     annotations: dict[str, str] | None,
     measured: Measured | None,
     further: Sequence[Check],
+    provenance: Provenance | None,
 ) -> dict[str, str]:
-    """The run's annotations: the host's facts, the caller's, the noise mark, tolerances."""
+    """The run's annotations: the host's facts, the caller's, the noise mark, tolerances,
+    and the provenance the caller's did not give."""
+    origin = detect() if provenance is None else provenance
     notes = {**volatile_annotations(device), **(annotations or {})}
+    notes.update({k: v for k, v in origin.annotations().items() if k not in notes})
     if measured is not None:
         notes.update(noise_annotations(measured))
     for item in further:
@@ -463,6 +488,8 @@ class _Attempt(NamedTuple):
     measured: Measured | None = None
     #: The further outputs' largest errors, as measurements.
     errors: list[dict[str, Any]] = []  # noqa: RUF012 - a NamedTuple default, never mutated
+    #: The GPU's state over the timed loop (``run.spec.conditions``), when it was sampled.
+    conditions: dict[str, Any] | None = None
 
 
 def _failure(err: BaseException) -> dict[str, str]:
@@ -487,8 +514,10 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
     device: torch.device,
     min_samples: int,
     timer: str,
+    *,
+    gpu_state: bool = True,
 ) -> _Attempt:
-    """Check, then time.
+    """Check, then time; on a GPU, sample its state over the timed loop (``gpu_state``).
 
     Only what ``fn`` (or ``output``) raises is the implementation's error; what the
     reference raises, or the comparison, is reported under its own name.
@@ -521,16 +550,38 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
         except Exception as err:  # the harness's own buffer: not the kernel's failure
             message = f"harness could not allocate its L2 flush buffer: {_one_line(err)}"
             return _Attempt(correctness, _blamed(message), errors=errors)
+    sampler = _sampler(device) if gpu_state else None
     try:
         if device.type != "cuda":
             measured = time_wall_clock(fn, min_samples, grad_to_none)
         elif timer == "cuda-graph":
-            measured = time_cuda_graph(fn, grad_to_none, min_samples)
+            measured = time_cuda_graph(fn, grad_to_none, min_samples, around=sampler)
         else:
-            measured = time_cuda_events(fn, grad_to_none, min_samples, flush=flush)
+            measured = time_cuda_events(fn, grad_to_none, min_samples, flush=flush, around=sampler)
     except Exception as err:  # the kernel failed while being timed
         return _Attempt(correctness, _failure(err), errors=errors)
-    return _Attempt(correctness, None, measured, errors)
+    conditions = sampler.result if sampler is not None else None
+    return _Attempt(correctness, None, measured, errors, conditions)
+
+
+def _sampler(device: torch.device) -> GpuSampler | None:
+    """The GPU-state sampler of ``device``'s timed loop; None on the CPU, or when NVML's
+    device cannot be told (said once)."""
+    if device.type != "cuda":
+        return None
+    if torch.version.hip:
+        say_once("NVML reads NVIDIA GPUs only")
+        return None
+    try:
+        nvml = nvml_device(device)
+    except Exception as err:  # the sampler is never the reason a run fails
+        nvml, why = None, _one_line(err)
+    else:
+        why = "torch gives no UUID and CUDA_VISIBLE_DEVICES hides GPUs"
+    if nvml is None:
+        say_once(f"NVML's device for {device} cannot be told ({why})")
+        return None
+    return sample_gpu(nvml)
 
 
 def _check_all(

@@ -11,9 +11,11 @@ the lines are clean and simply dropped.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
 import attrs
@@ -91,6 +93,7 @@ def time_cuda_events(
     min_samples: int,
     *,
     flush: Callable[[], Any] | None = None,
+    around: AbstractContextManager[Any] | None = None,
 ) -> Measured:
     """CUDA events around each call of ``fn``, L2 cleared before each, grads reset.
 
@@ -103,6 +106,9 @@ def time_cuda_events(
         min_samples: The fewest samples to take.
         flush: What clears L2 before each call; a :class:`ReadFlush` on the current device
             when not given.
+        around: Entered after the warm-up, just before the first timed call, and left once
+            the GPU finished the last (after the synchronize): the GPU-state sampler
+            (:func:`kernelindex_sdk.conditions.sample_gpu`).
     """
     flush = (
         flush if flush is not None else ReadFlush(torch.device("cuda", torch.cuda.current_device()))
@@ -122,32 +128,47 @@ def time_cuda_events(
     count = max(min_samples, int(_REP_MS / estimate_ms))
     starts = [_event() for _ in range(count)]
     ends = [_event() for _ in range(count)]
-    for start, end in zip(starts, ends, strict=True):
-        for tensor in grad_to_none:
-            tensor.grad = None
-        flush()
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
+    with around if around is not None else contextlib.nullcontext():
+        for start, end in zip(starts, ends, strict=True):
+            for tensor in grad_to_none:
+                tensor.grad = None
+            flush()
+            start.record()
+            fn()
+            end.record()
+        torch.cuda.synchronize()
     return Measured(samples_ms=[s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)])
 
 
 def time_cuda_graph(
-    fn: Callable[[], Any], grad_to_none: Sequence[torch.Tensor], min_samples: int
+    fn: Callable[[], Any],
+    grad_to_none: Sequence[torch.Tensor],
+    min_samples: int,
+    *,
+    around: AbstractContextManager[Any] | None = None,
 ) -> Measured:
-    """``triton.testing.do_bench_cudagraph`` until at least ``min_samples`` samples."""
+    """``triton.testing.do_bench_cudagraph`` until at least ``min_samples`` samples.
+
+    Args:
+        fn: The call to time.
+        grad_to_none: Tensors whose ``.grad`` is set to None before each call.
+        min_samples: The fewest samples to take.
+        around: Entered before the first graph is captured and left after the last replay
+            was timed (``do_bench_cudagraph`` synchronizes before it returns): the
+            GPU-state sampler.
+    """
     from triton.testing import do_bench_cudagraph
 
     samples: list[float] = []
-    # Each call captures a fresh graph and gives a handful of samples (ten in Triton 3.x).
-    while len(samples) < min_samples:
-        # Graph capture needs a stream other than the legacy default one.
-        with torch.cuda.stream(torch.cuda.Stream()):  # type: ignore[no-untyped-call]
-            got = do_bench_cudagraph(
-                fn, rep=_GRAPH_REP_MS, grad_to_none=list(grad_to_none), return_mode="all"
-            )
-        samples += list(got) if isinstance(got, (list, tuple)) else [float(got)]
+    with around if around is not None else contextlib.nullcontext():
+        # Each call captures a fresh graph and gives a handful of samples (ten in Triton 3.x).
+        while len(samples) < min_samples:
+            # Graph capture needs a stream other than the legacy default one.
+            with torch.cuda.stream(torch.cuda.Stream()):  # type: ignore[no-untyped-call]
+                got = do_bench_cudagraph(
+                    fn, rep=_GRAPH_REP_MS, grad_to_none=list(grad_to_none), return_mode="all"
+                )
+            samples += list(got) if isinstance(got, (list, tuple)) else [float(got)]
     return Measured(samples_ms=samples)
 
 

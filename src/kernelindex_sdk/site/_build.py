@@ -19,6 +19,7 @@ from ``file://`` as from any static host.
 
 from __future__ import annotations
 
+import errno
 import importlib.resources
 import math
 import os
@@ -122,13 +123,23 @@ def _prepare(out: Path) -> Path:
                 reason=f"the folder is not empty and was not written by kernelindex site"
                 f" (no {MARKER}); choose a new or empty folder",
             )
-    parent = out.resolve().parent
+    real = Path(os.path.realpath(out))
+    if real.is_symlink():
+        # A symlink loop: realpath stops on a link (Path.resolve raises RuntimeError).
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(out))
+    parent = real.parent
     parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=parent))
 
 
 def _swap(tmp: Path, out: Path) -> None:
-    """Put the finished build in place of ``out`` (a reader never sees half a site)."""
+    """Put the finished build in place of ``out`` (a reader never sees half a site).
+
+    A symlink (``out`` itself or a folder above it) is followed: the build replaces the
+    folder it points to, which _prepare checked, and the link stays. Replacing the link
+    instead would leave the old build where it points, and the link gone.
+    """
+    out = Path(os.path.realpath(out))
     (tmp / MARKER).write_text("written by kernelindex site; the next build replaces it\n")
     tmp.chmod(0o755)
     old = None

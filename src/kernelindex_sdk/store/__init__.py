@@ -12,7 +12,7 @@ from ._layout import LAYOUT_VERSION
 from ._report import IngestReport
 from ._rows import RunRow
 from ._store import NotInStoreError, Store, open_store
-from ._url import DEFAULT_DB, ENV_VAR, StoreURL, parse_url
+from ._url import DEFAULT_DB, ENV_VAR, StoreURL, masked_url, parse_url
 
 __all__ = [
     "DEFAULT_DB",
@@ -26,6 +26,7 @@ __all__ = [
     "StoreError",
     "StoreLayoutError",
     "StoreURL",
+    "masked_url",
     "open_store",
     "parse_url",
 ]

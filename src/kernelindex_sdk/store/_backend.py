@@ -30,7 +30,7 @@ _CHUNK: Final = 500
 _SQLITE_PAGE_BYTES: Final = 65536
 # Rows a SQLite INSERT of runs or their texts gives at once (a multi-row VALUES): each
 # statement run costs about as much as a row's values (see in_statements): a run-like row
-# of 20 values costs about a third less 64 a statement (benchmarks/sqlite_params.py).
+# of 20 values costs about a third less 64 a statement (benchmarks/results/sqlite_params.json).
 _ROWS_PER_INSERT: Final = 64
 # The most parameters one statement may take where the connection cannot say (Python
 # 3.10 has no Connection.getlimit): SQLITE_MAX_VARIABLE_NUMBER's default.

@@ -11,7 +11,7 @@ and a record's text goes as the UTF-8 bytes it was read as, unescaped. The recor
 (keyed by the arrival numbers this writer took, so no other writer can hold them) are
 the one write whose result ingest does not use: they are written on a worker thread while
 ingest reads and checks the next batch, and the server stores them meanwhile.
-``benchmarks/postgres_write_settings.py`` measures the settings.
+``benchmarks/results/postgres_write_settings.json`` measured the settings.
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ class PostgresBackend(Backend):
                 client_encoding="UTF8",
             )
         except psycopg.Error as err:
-            raise StoreError(source=url.shown, reason=_reason(err)) from err
+            # libpq's parse errors echo the URL or the value they could not read (a
+            # password with a bare %): masked, and the driver's error not chained.
+            raise StoreError(source=url.shown, reason=url.masked(_reason(err))) from None
         self._compress_with_lz4()
         # The staging table of each table this connection has written, as made in its
         # session (a rolled-back transaction takes the ones it made with it).

@@ -8,8 +8,9 @@ The (BT, V) matrix is cut into tiles of one row by BLOCK_V columns; a persistent
 programs strides over the tiles, so a small BT still fills the GPU. Each program keeps a
 float32 partial sum; the program that finishes last (an atomic ticket) adds the partials
 in program order (deterministic) and divides by the number of rows kept. One launch per
-call: the launch configuration comes from a committed table, never from timing at run
-time, so two processes run the same code on the same inputs.
+call. The launch configuration, the grid, the form of the math and the reduction's buffers
+come from ``launch_plan.py``: committed tables, never timing at run time, so two processes
+run the same code on the same inputs.
 """
 
 from __future__ import annotations
@@ -17,55 +18,21 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
-import os
 from typing import Any, Final
 
-import attrs
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra import libdevice
 
 from ...errors import ArgumentError, StateError
+from . import launch_plan
+from .launch_plan import KernelConfig, kernel_config
 from .reference import check_jsd_inputs
 
 __all__ = ["KernelConfig", "jsd_triton", "kernel_config"]
 
-_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-
-# FORM: how the loss is written. NATS: as the float32 PyTorch reference, two exp and one
-# log per element. BASE2: the same in base 2 (l / ln 2), so that each exp2 and log2 is one
-# MUFU instruction; for bf16 and fp16, whose own rounding (2^-8, 2^-11) dwarfs the
-# approximations'. PAIR: float32, also in base 2, but log2 M = max + log2(1 + 2^-|x2-y2|)
-# with a polynomial for log2(1 + t), and the smaller of bp, bq as the larger times
-# 2^-|x2-y2|: two exp2 per element, and an exp2's error (2^-22) scales only its own term
-# instead of shifting log M under every term; README.md says why that matters (Liger's
-# float32 tolerance, rtol 1e-6). SPLIT and LEAN: BASE2 regrouped for bf16 and fp16, with
-# the gradient and without it; FOLD: SPLIT with the gradient's scale in the exponent and
-# every term one FMA (at each form below).
-# OPS: which instructions. TL: tl.exp, tl.log, tl.exp2, tl.log2 (every Triton backend and
-# the interpreter); PTX: ex2.approx.ftz / lg2.approx.ftz inline (NVIDIA only); LIBDEVICE:
-# libdevice expf / logf (NVIDIA only, about 1 ulp).
-# Strings, so that the kernel compares them by name: the kernel reads no module-level
-# constexpr (Triton checks each one a kernel reads on every launch, about half of its
-# launch's host time for the nineteen this file had: benchmarks/jsd_launch_replay.py).
-NATS: Final = "nats"
-BASE2: Final = "base2"
-PAIR: Final = "pair"
-SPLIT: Final = "split"
-LEAN: Final = "lean"
-FOLD: Final = "fold"
-TL: Final = "tl"
-PTX: Final = "ptx"
-LIBDEVICE: Final = "libdevice"
 #: The dtypes the kernel takes (jsd_torch also takes float64).
 _KERNEL_DTYPES: Final = (torch.float32, torch.bfloat16, torch.float16)
-#: (FORM, OPS) of float32 and of bf16/fp16 on CUDA; benchmarks/jsd_math_probe.py measures
-#: the choices.
-FLOAT32_CUDA: tuple[str, str] = (PAIR, PTX)
-HALF_CUDA: tuple[str, str] = (FOLD, PTX)
-#: bf16 and fp16 on CUDA without the gradient.
-HALF_LOSS_CUDA: tuple[str, str] = (LEAN, PTX)
 # What padding lanes read (written as a literal in the kernel): 2^(PAD log2 e) underflows to
 # exactly 0 in float32, in every form.
 PAD: Final = -200.0
@@ -82,118 +49,6 @@ LOG2_1P: Final = (
     -0.03441872506403479,
     0.005671083062210397,
 )
-LOG2E: Final = 1.4426950408889634
-LN2: Final = 0.6931471805599453
-
-
-@attrs.frozen
-class KernelConfig:
-    """One launch configuration, and where it came from.
-
-    Attributes:
-        block_v: Columns per tile.
-        num_warps: Warps per program.
-        programs_per_sm: Persistent programs per multiprocessor.
-        source: The table entry that chose it (``sm_90``), or ``default`` for a device
-            the table does not know, ``interpreter`` off the GPU.
-        stages: Software pipelining stages of the tile loop (1: none; one flat row only:
-            no labels, rows back to back). Last and defaulted, so that a config built as
-            before this field existed still means what it did.
-    """
-
-    block_v: int
-    num_warps: int
-    programs_per_sm: int
-    source: str
-    stages: int = 1
-
-    def as_dict(self) -> dict[str, Any]:
-        """The config as JSON-ready data (for a record's annotations)."""
-        return attrs.asdict(self)
-
-
-# Fastest configs per (element size, gradient) on one H200 (sm_90): benchmarks/jsd_config_sweep.py
-# (results/jsd_config_sweep_h200.json) over the whole space, then benchmarks/jsd_pipeline_probe.py
-# (results/jsd_pipeline_probe_h200.json: three interleaved rounds of CUDA-graph medians) among
-# a few candidates, at 1024..8192 x 128256. With the gradient, benchmarks/jsd_variant_probe.py
-# (results/jsd_variant_probe_*_h200.json: the training step as called and the forward under a
-# CUDA graph) found small programs with Triton's software pipelining fastest: 1024 or 2048
-# columns, 4 or 8 warps, 2 or 3 stages; larger tiles with pipelining ran 1.2-1.4x slower, and
-# without it every tile size ran 2-5% slower (registers cap the warps per SM at half).
-# Devices not in the table use the sm_90 row: every entry is valid on sm_100 (tests compile
-# them for it ahead of time).
-#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, pipelining stages).
-CONFIG_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
-    "sm_90": {
-        (4, False): (4096, 16, 4, 1),
-        (4, True): (1024, 4, 8, 2),
-        (2, False): (8192, 16, 4, 1),
-        (2, True): (2048, 8, 4, 3),
-    },
-}
-# One flat row (no labels, rows back to back) of 2-byte values with the gradient has its own
-# entry: benchmarks/jsd_tma_probe.py --round 5 (results/jsd_tma_probe_round5_h200.json, three
-# interleaved repeats beside torch.add's same bytes, each candidate's plan built once as a
-# user's call builds it) put (2048, 4, 4, 3) first as called (the harness's timer, L2 cleared
-# by a read before each call) at every size: 95.5%, 96.1%, 95.9% and 95.6% of the same-bytes
-# rate at 1024-8192 x 128256, CONFIG_TABLE's entry 94.6%, 94.7%, 94.5% and 94.4%; under CUDA
-# graphs the two lie within 0.3 points. Four warps a program, each with 16 values of X and Y
-# a tile, beat eight with 8 (round 1: the probe kernel written both ways). Only the flat loop
-# asks for pipelining (tl.range's num_stages): the row-by-row loop (labels, or rows not back
-# to back) keeps CONFIG_TABLE's entry, where it was never measured against this one. Only
-# bf16 was measured; fp16 shares the entry by element size.
-#: (element size, gradient) -> (BLOCK_V, num_warps, programs per SM, pipelining stages) for
-#: one flat row, in place of CONFIG_TABLE's.
-FLAT_TABLE: Final[dict[str, dict[tuple[int, bool], tuple[int, int, int, int]]]] = {
-    "sm_90": {
-        (2, True): (2048, 4, 4, 3),
-    },
-}
-_INTERPRETER_CONFIG: Final = KernelConfig(
-    block_v=128, num_warps=1, programs_per_sm=2, stages=1, source="interpreter"
-)
-# Keep at least this many elements per thread when a short vocabulary shrinks the tile.
-_MIN_PER_THREAD: Final = 8
-
-
-def kernel_config(
-    device: torch.device, element_size: int, cols: int, grad: bool, flat: bool = False
-) -> KernelConfig:
-    """The launch configuration for tiles of ``cols`` columns of ``element_size``-byte values.
-
-    Args:
-        device: Where the kernel runs.
-        element_size: Bytes per input element (4, 2).
-        cols: Columns per row as the kernel sees them (BT*V for the flat layout).
-        grad: Whether the launch also writes dL/dinput.
-        flat: Whether the kernel sees one flat row (no labels, rows back to back): then
-            :data:`FLAT_TABLE`'s entry comes first.
-
-    Returns:
-        The entry for the device's architecture (the sm_90 entries when it has none): for
-        one flat row :data:`FLAT_TABLE`'s where it has one, else :data:`CONFIG_TABLE`'s;
-        the tile shrunk to the next power of two of ``cols``.
-    """
-    if device.type != "cuda" or _INTERPRET:
-        return _INTERPRETER_CONFIG
-    props = torch.cuda.get_device_properties(device)
-    arch = f"sm_{props.major}{props.minor}"
-    source = arch if arch in CONFIG_TABLE else "default"
-    known = arch if arch in CONFIG_TABLE else "sm_90"
-    key = (min(element_size, 4), grad)
-    entry = CONFIG_TABLE[known][key]
-    if flat:
-        entry = FLAT_TABLE.get(known, {}).get(key, entry)
-    block, warps, per_sm, stages = entry
-    block = min(block, max(triton.next_power_of_2(cols), 32 * _MIN_PER_THREAD))
-    warps = max(1, min(warps, block // (32 * _MIN_PER_THREAD)))
-    return KernelConfig(
-        block_v=block,
-        num_warps=warps,
-        programs_per_sm=per_sm,
-        stages=stages,
-        source=source,
-    )
 
 
 @triton.jit
@@ -254,20 +109,10 @@ def _to_float32(x, OPS: tl.constexpr, FLOOR: tl.constexpr):
 
 @triton.jit
 def _exp(x, OPS: tl.constexpr):
-    if OPS == "libdevice":
-        return libdevice.exp(x)
-    elif OPS == "ptx":
+    if OPS == "ptx":
         return _exp2(x * 1.4426950408889634, OPS)  # log2(e)
     else:
         return tl.exp(x)
-
-
-@triton.jit
-def _log(x, OPS: tl.constexpr):
-    if OPS == "libdevice":
-        return libdevice.log(x)
-    else:
-        return tl.log(x)
 
 
 @triton.jit
@@ -349,37 +194,15 @@ def _tile(
         b_d = b_x - b_y
         b_l = tl.where(b_q == 0.0, 0.0, b_q * b_d)
         b_g = tl.where(b_q == 0.0, 0.0, b_q * (b_d + 1.0))
-    elif FORM == "base2":
-        # With x2 = X log2 e + log2(1-beta), y2 = Y log2 e + log2 beta:
-        # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and
-        # l / ln 2 = bp (Y log2 e - z) + bq (X log2 e - z): three MUFU operations.
-        b_xl = b_x * log2e
-        b_yl = b_y * log2e
-        b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-        b_bp = _exp2(b_yl + log2_beta, OPS)
-        # M = 0 only when both terms underflow; clamping keeps 0 * log2(0) out.
-        b_z = _log2(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-        b_g = b_bq * (b_xl - b_z)
-        b_l = b_bp * (b_yl - b_z) + b_g
-    elif FORM == "split":
-        # BASE2 with the sum regrouped: l / ln 2 = bp Y log2 e + bq X log2 e - M z,
-        # three FMAs into the accumulator instead of two subtractions, a product
-        # and an FMA. The two large sums nearly cancel (about 1e-5 relative in
-        # float32): for bf16 and fp16 only, whose own rounding is far coarser.
-        b_xl = b_x * log2e
-        b_yl = b_y * log2e
-        b_bq = _exp2(b_xl + log2_one_minus_beta, OPS)
-        b_bp = _exp2(b_yl + log2_beta, OPS)
-        b_m = b_bp + b_bq
-        b_z = _log2(tl.maximum(b_m, 1e-37), OPS)
-        b_g = b_bq * (b_xl - b_z)
-        b_l = b_bp * b_yl + b_bq * b_xl - b_m * b_z
     elif FORM == "fold":
-        # SPLIT with grad_scale s folded into the exponent and every term one FMA:
-        # bqs = s bq = 2^(X log2 e + log2((1-beta) s)), M = bqs / s + bp, z = log2 M,
-        # dx = bqs (X log2 e - z); l / ln 2 = log2 e (bp Y + bqs X / s) - M z, summed as
-        # b_acc_p = sum bp Y, b_acc_q = sum bqs X, b_acc = -sum M z (combined once per
-        # program). The terms nearly cancel, as SPLIT's do: for bf16 and fp16 only.
+        # In base 2: with x2 = X log2 e + log2(1-beta) and y2 = Y log2 e + log2 beta,
+        # bq = (1-beta) Q = 2^x2, bp = beta P = 2^y2, z = log2 M, and the sum regrouped as
+        # l / ln 2 = bp Y log2 e + bq X log2 e - M z. grad_scale s rides in bq's exponent:
+        # bqs = s bq = 2^(X log2 e + log2((1-beta) s)), M = bqs / s + bp,
+        # dx = bqs (X log2 e - z); the loss is summed as b_acc_p = sum bp Y,
+        # b_acc_q = sum bqs X, b_acc = -sum M z, each one FMA a term (combined once per
+        # program). The large sums nearly cancel (about 1e-5 relative in float32): for
+        # bf16 and fp16 only, whose own rounding is far coarser.
         b_bqs = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_y * log2e + log2_beta, OPS)
         b_m = b_bqs * inv_scale + b_bp
@@ -390,10 +213,10 @@ def _tile(
         b_l = 0.0
         b_g = b_bqs * (b_x * log2e - b_z)
     elif FORM == "lean":
-        # SPLIT without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and Y
-        # need no scaled copies and each term goes into the running sum by one FMA
+        # FOLD's terms without the gradient, in nats: l = bp Y + bq X - M z ln 2, so X and
+        # Y need no scaled copies and each term goes into the running sum by one FMA
         # (README.md beside this file has the instruction counts). The terms nearly
-        # cancel, as SPLIT's do: for bf16 and fp16 only.
+        # cancel, as FOLD's do: for bf16 and fp16 only.
         b_bq = _exp2(b_x * log2e + log2_one_minus_beta, OPS)
         b_bp = _exp2(b_y * log2e + log2_beta, OPS)
         b_m = b_bp + b_bq
@@ -403,9 +226,11 @@ def _tile(
         b_acc = b_acc - b_mz * ln2
         b_l = 0.0
         b_g = 0.0
-    elif FORM == "pair":
-        # As BASE2, but the larger of bp, bq is 2^max(x2, y2), the smaller that
-        # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial.
+    else:
+        # PAIR (float32): bp, bq and z as in FOLD, l / ln 2 = bp (Y log2 e - z) +
+        # bq (X log2 e - z), with the larger of bp, bq 2^max(x2, y2), the smaller that
+        # times t = 2^-|x2-y2|, and z = max(x2, y2) + log2(1 + t) by polynomial: an exp's
+        # error scales only its own term (README.md says why that matters).
         b_xl = b_x * log2e
         b_yl = b_y * log2e
         b_x2 = b_xl + log2_one_minus_beta
@@ -419,14 +244,6 @@ def _tile(
         b_z = b_top + _log2_1p(b_t)
         b_g = b_bq * (b_xl - b_z)
         b_l = b_bp * (b_yl - b_z) + b_g
-    else:
-        # In nats, as the float32 PyTorch reference computes it.
-        b_bp = beta * _exp(b_y, OPS)
-        b_bq = (1.0 - beta) * _exp(b_x, OPS)
-        # M = 0 only when both terms underflow; clamping keeps 0 * log(0) out.
-        b_lm = _log(tl.maximum(b_bp + b_bq, 1e-37), OPS)
-        b_g = b_bq * (b_x - b_lm)
-        b_l = b_bp * (b_y - b_lm) + b_g
     # Padding lanes read X = Y = PAD: every exp underflows to exactly 0, so every term is
     # 0 times a finite number (no select needed).
     # Triton's compiler takes no `in` on constexprs: two comparisons.
@@ -597,9 +414,10 @@ def jsd_fwd_kernel(
     FLAT: tl.constexpr,
     STAGES: tl.constexpr,
 ):
-    # BASE2, SPLIT and PAIR work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the
-    # total and the gradient once instead of every element; NATS and LEAN work in nats
-    # (unit 1): _loss_unit on the host.
+    # PAIR and FOLD work in base 2 (l / ln 2): the host's `unit` (ln 2) scales the total
+    # and the gradient once instead of every element; LEAN works in nats (unit 1).
+    # Triton's compiler takes no `in` on constexprs.
+    tl.static_assert(FORM == "pair" or FORM == "fold" or FORM == "lean", "FORM: unknown")  # noqa: PLR1714
     tl.static_assert(FORM != "lean" or not COMPUTE_GRAD, "LEAN computes no gradient")
     i_p = tl.program_id(0)
     n_p = tl.num_programs(0)
@@ -688,12 +506,11 @@ def jsd_fwd_kernel(
 
 # dL/dinput = grad_output * dx, decided on the GPU: backward neither copies grad_output to
 # the host nor waits for the forward, so a training step runs ahead of the GPU and
-# captures in a CUDA graph. BLOCK and programs per SM: a plain elementwise pass.
-_SCALE_BLOCK: Final = 4096
-_SCALE_WARPS: Final = 8
-_SCALE_PROGRAMS_PER_SM: Final = 2
 
 
+# dL/dinput = grad_output * dx, decided on the GPU: backward neither copies grad_output to
+# the host nor waits for the forward, so a training step runs ahead of the GPU and
+# captures in a CUDA graph. Its BLOCK and grid: launch_plan.SCALE_BLOCK, launch_plan.scale_programs.
 @triton.jit
 def jsd_scale_kernel(dx_ptr, grad_ptr, n, BLOCK: tl.constexpr):
     # grad_output is almost always exactly 1 (loss.backward() on the loss itself): then
@@ -710,128 +527,6 @@ def jsd_scale_kernel(dx_ptr, grad_ptr, n, BLOCK: tl.constexpr):
             b_dx = tl.load(dx_ptr + o_e, mask=m_e).to(tl.float32)
             tl.store(dx_ptr + o_e, (b_dx * g).to(dx_ptr.dtype.element_ty), mask=m_e)
             o_e += step
-
-
-@attrs.define
-class _Plan:
-    """What one (device, stream, shape, dtype, flags) needs, kept between calls: the
-    launch configuration from the table and the kernel's reduction buffers."""
-
-    config: KernelConfig
-    programs: int
-    partials: torch.Tensor
-    ticket: torch.Tensor
-    constexprs: dict[str, Any]
-    math: tuple[str, str]
-    #: What the kernel's sums are in, times the loss (`_loss_unit`).
-    unit: float
-    #: Whether a CUDA graph captured a launch with this plan.
-    captured: bool = False
-
-
-_PLANS: dict[tuple[Any, ...], _Plan] = {}
-_PLAN_LIMIT: Final = 256
-#: Plans a CUDA graph captured: kept for the life of the process (see `_launch`).
-_CAPTURED_PLANS: list[_Plan] = []
-
-
-def _keep_if_captured(plan: _Plan, capturing: bool) -> None:
-    """Keep ``plan`` for the life of the process when a CUDA graph is capturing its launch.
-
-    A captured graph replays with the plan's buffers for as long as the graph lives: they
-    must outlive the cache's eviction, or the allocator hands their memory to other tensors
-    while replays still write it.
-    """
-    if capturing and not plan.captured:
-        plan.captured = True
-        _CAPTURED_PLANS.append(plan)
-
-
-def _loss_unit(form: str, beta_mode: int) -> float:
-    """The kernel's ``unit`` argument: ln 2 where ``form`` sums in base 2 (BASE2, SPLIT, PAIR
-    at 0 < beta < 1), 1 where it sums in nats (NATS, LEAN, and beta 0 or 1 in every form)."""
-    return math.log(2.0) if beta_mode == 2 and form not in (NATS, LEAN) else 1.0
-
-
-def _math_for(device: torch.device, dtype: torch.dtype, compute_grad: bool) -> tuple[str, str]:
-    # The inline PTX and libdevice calls exist on NVIDIA's backend only.
-    cuda = (
-        not _INTERPRET
-        and device.type == "cuda"
-        and triton.runtime.driver.active.get_current_target().backend == "cuda"
-    )
-    if dtype == torch.float32:
-        return FLOAT32_CUDA if cuda else (PAIR, TL)
-    half = HALF_CUDA if compute_grad else HALF_LOSS_CUDA
-    # The bf16 floor's max.NaN.bf16x2 needs sm_80.
-    return half if cuda and torch.cuda.get_device_capability(device) >= (8, 0) else (half[0], TL)
-
-
-_SM_COUNTS: dict[torch.device, int] = {}
-
-
-def _sm_count(device: torch.device) -> int:
-    """Multiprocessors of ``device`` (2 off the GPU), asked once per device."""
-    count = _SM_COUNTS.get(device)
-    if count is None:
-        count = _SM_COUNTS[device] = (
-            int(torch.cuda.get_device_properties(device).multi_processor_count)
-            if device.type == "cuda"
-            else 2
-        )
-    return count
-
-
-def _new_plan(
-    device: torch.device,
-    dtype: torch.dtype,
-    rows: int,
-    cols: int,
-    flat: bool,
-    beta_mode: int,
-    has_labels: bool,
-    compute_grad: bool,
-) -> _Plan:
-    config = kernel_config(device, dtype.itemsize, cols, compute_grad, flat)
-    programs = min(
-        rows * triton.cdiv(cols, config.block_v), _sm_count(device) * config.programs_per_sm
-    )
-    math_mode = _math_for(device, dtype, compute_grad)
-    return _Plan(
-        config=config,
-        programs=programs,
-        partials=torch.empty(programs, device=device, dtype=torch.float32),
-        ticket=torch.zeros((), device=device, dtype=torch.int32),
-        constexprs={
-            "BETA_MODE": beta_mode,
-            "HAS_LABELS": has_labels,
-            "COMPUTE_GRAD": compute_grad,
-            "FORM": math_mode[0],
-            "OPS": math_mode[1],
-            "BLOCK_V": config.block_v,
-            "BLOCK_P": triton.next_power_of_2(programs),
-            "BLOCK_L": 1024,
-            "FLAT": flat,
-            "STAGES": config.stages,
-        },
-        math=math_mode,
-        unit=_loss_unit(math_mode[0], beta_mode),
-    )
-
-
-def _layout(
-    bt: int, v: int, stride_x: int, stride_y: int, labels: torch.Tensor | None
-) -> tuple[int, int, bool]:
-    """How the kernel sees a (BT, V) input: (rows, columns, whether it runs the flat loop).
-
-    Without labels and with both inputs row after row, one row of BT*V (no partly filled
-    tile at each row's end); else BT rows of V. One row without labels takes the flat
-    loop whatever its stride: a single row has no row stride to follow. The launch and
-    :func:`config_for` both ask this, so a record's config is the launch's.
-    """
-    if labels is None and stride_x == v and stride_y == v:
-        return 1, bt * v, True
-    return bt, v, bt == 1 and labels is None
 
 
 def _on_device(device: torch.device) -> contextlib.AbstractContextManager[Any]:
@@ -878,7 +573,7 @@ def _check(
             raise ArgumentError(
                 argument="ignore_index", reason=f"expected an integer, got {ignore_index!r}"
             ) from None
-    if device.type != "cuda" and not _INTERPRET:
+    if device.type != "cuda" and not launch_plan.INTERPRET:
         raise ArgumentError(
             argument="input",
             reason=f"jsd_triton needs CUDA tensors (or TRITON_INTERPRET=1), got {device}",
@@ -908,50 +603,43 @@ def _launch(
         labels = labels.contiguous()
     bt, v = input.shape
     beta_mode = 0 if beta == 0.0 else 1 if beta == 1.0 else 2
-    rows, cols, flat = _layout(bt, v, input.stride(0), target.stride(0), labels)
+    rows, cols, flat = launch_plan.layout(bt, v, input.stride(0), target.stride(0), labels)
     # dx is contiguous: its row stride is V. The flat loop reads no stride.
     strides = (
         (input.stride(0), target.stride(0), v if compute_grad else 0) if not flat else (0, 0, 0)
     )
     with _on_device(device):
-        # The partials and the ticket of a plan are used by one launch at a time: one plan
-        # per stream, so launches on two streams never share them. torch's public stream
-        # (5-8 us of host time a call on an H200 host; Triton's driver attribute is cheaper
-        # but not a documented interface).
-        on_gpu = device.type == "cuda" and not _INTERPRET
+        # One plan per stream (launch_plan.plan_for), from torch's public current stream (5-8 us
+        # of host time a call on an H200 host; Triton's driver attribute is cheaper but not
+        # a documented interface).
+        on_gpu = device.type == "cuda" and not launch_plan.INTERPRET
         stream = torch.cuda.current_stream(device).cuda_stream if on_gpu else 0
-        key = (
+        launch = launch_plan.plan_for(
             device,
             stream,
             input.dtype,
             rows,
             cols,
             strides,
+            flat,
             beta_mode,
             labels is not None,
             compute_grad,
         )
-        plan = _PLANS.get(key)
-        if plan is None:
-            if len(_PLANS) >= _PLAN_LIMIT:
-                _PLANS.clear()
-            plan = _PLANS[key] = _new_plan(
-                device, input.dtype, rows, cols, flat, beta_mode, labels is not None, compute_grad
-            )
-        if on_gpu and not plan.captured:
-            _keep_if_captured(plan, torch.cuda.is_current_stream_capturing())
+        if on_gpu and not launch.captured:
+            launch_plan.keep_if_captured(launch, torch.cuda.is_current_stream_capturing())
         dx = input.new_empty((bt, v)) if compute_grad else None
         loss = input.new_empty(())
         # A float whatever the caller passed (an int, a NumPy float): Triton compiles an
         # int argument as an int.
         beta = float(beta)
-        jsd_fwd_kernel[(plan.programs,)](
+        jsd_fwd_kernel[(launch.programs,)](
             input,
             target,
             labels if labels is not None else input,
             dx if dx is not None else input,
-            plan.partials,
-            plan.ticket,
+            launch.partials,
+            launch.ticket,
             loss,
             rows,
             cols,
@@ -959,11 +647,11 @@ def _launch(
             beta,
             math.log2(beta) if beta_mode == 2 else 0.0,
             math.log2(1.0 - beta) if beta_mode == 2 else 0.0,
-            plan.unit,
+            launch.unit,
             1.0 / bt,
             ignore_index,
-            **plan.constexprs,
-            num_warps=plan.config.num_warps,
+            **launch.constexprs,
+            num_warps=launch.config.num_warps,
         )
     return loss, dx
 
@@ -972,36 +660,9 @@ def _scale(dx: torch.Tensor, grad_output: torch.Tensor) -> None:
     """Multiply ``dx`` by ``grad_output`` in place, on the GPU, unless it is exactly 1."""
     n = dx.numel()
     with _on_device(dx.device):
-        programs = min(triton.cdiv(n, _SCALE_BLOCK), _sm_count(dx.device) * _SCALE_PROGRAMS_PER_SM)
-        jsd_scale_kernel[(programs,)](
-            dx, grad_output, n, BLOCK=_SCALE_BLOCK, num_warps=_SCALE_WARPS
+        jsd_scale_kernel[(launch_plan.scale_programs(n, dx.device),)](
+            dx, grad_output, n, BLOCK=launch_plan.SCALE_BLOCK, num_warps=launch_plan.SCALE_WARPS
         )
-
-
-def config_for(
-    input: torch.Tensor,
-    *,
-    target: torch.Tensor | None = None,
-    labels: torch.Tensor | None = None,
-    compute_grad: bool = False,
-) -> KernelConfig:
-    """The launch configuration ``jsd_triton`` uses for ``input`` (for a record's annotations).
-
-    Args:
-        input: The (BT, V) input as it would be passed.
-        target: The target as it would be passed (its row stride matters); ``input``'s
-            layout when not given.
-        labels: Whether labels would be passed (their values do not matter).
-        compute_grad: Whether the call would also write dL/dinput.
-
-    Returns:
-        The config from the committed tables (:func:`kernel_config` with the columns and
-        layout the launch gives it); the same in every process on one device kind.
-    """
-    bt, v = input.shape
-    stride_y = (target if target is not None else input).stride(0)
-    _, cols, flat = _layout(bt, v, input.stride(0), stride_y, labels)
-    return kernel_config(input.device, input.dtype.itemsize, cols, compute_grad, flat)
 
 
 class _JSDFunction(torch.autograd.Function):

@@ -25,7 +25,7 @@ from ...models import RecordBundle
 from ...verdict import BASELINE_LABEL
 from .. import harness
 from ..options import JSDOptions, options_from
-from . import fused, reference
+from . import fused, launch_plan, reference
 
 __all__ = [
     "CPU_DEFAULTS",
@@ -333,7 +333,8 @@ def _provider(name: str, case: JSDCase) -> tuple[Callable[..., torch.Tensor], di
                 "provider": "triton",
                 "entryPoint": "kernelindex_sdk.reference_kernels.jsd.fused:jsd_triton",
                 "packages": _packages("torch", "triton"),
-                "sourceDigest": harness.source_digest(fused),
+                # The kernel and its launch plan (configs, grid, math): the code that runs.
+                "sourceDigest": harness.source_digest(fused, launch_plan),
             },
         )
     if name == "liger":
@@ -462,7 +463,7 @@ def run_case(
         notes = {}
         if name == "triton":
             # Chosen by the committed table, not by the user: an observation, not identity.
-            config = fused.config_for(x, target=y, compute_grad=case.input_grad)
+            config = launch_plan.config_for(x, target=y, compute_grad=case.input_grad)
             notes["kernelindex.dev/config"] = ",".join(
                 f"{k}={v}" for k, v in config.as_dict().items()
             )

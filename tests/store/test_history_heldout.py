@@ -296,13 +296,13 @@ def with_software(doc: dict[str, Any], driver: str, torch: str) -> dict[str, Any
 def test_stored_records_name_an_environment_step_and_a_labels_step(
     store_url: str, tmp_path: Path
 ) -> None:
-    """Held-out through the store: t-distributed noise, a 4% step where the driver and
-    torch moved, then a 5% step where only a label moved."""
+    """Held-out through the store: t-distributed noise, a 6% step where the driver and
+    torch moved, then a 7% step where only a label moved (steps the threshold counts)."""
     rng = np.random.default_rng(77)
     base = template()
     docs = []
     for i in range(70):
-        level = 500_000 * (1.04 if i >= 25 else 1.0) * (1.05 if i >= 50 else 1.0)
+        level = 500_000 * (1.06 if i >= 25 else 1.0) * (1.07 if i >= 50 else 1.0)
         median = round(level * (1 + 0.01 * rng.standard_t(3) / np.sqrt(3)))
         doc = bundle(base, i, median, commit=f"{i:040x}", branch="main")
         if i >= 25:

@@ -168,15 +168,36 @@ class Line:
 
 
 def _level_verdict(
-    line: Line, kept: Sequence[int], cp: ChangePoint, noise: Noise | None
+    line: Line, kept: Sequence[int], cp: ChangePoint, noise: Noise | None, include: bool = False
 ) -> Verdict:
     """The verdict on a change point: the points either side (a short series), or the two
-    segments' levels with as many runs as they pool (a tested one)."""
+    segments' levels, each with its points' typical p20-p80 and as many runs as it pools
+    (a tested one)."""
     if not cp.tested:
-        return judge(line.point(kept[cp.index - 1]), line.point(kept[cp.index]), noise=noise)
-    before = Point(median=cp.before, runs=max(1, cp.index))
-    after = Point(median=cp.after, runs=max(1, len(kept) - cp.index))
+        return judge(
+            line.point(kept[cp.index - 1]),
+            line.point(kept[cp.index]),
+            noise=noise,
+            include_degraded=include,
+        )
+    before = _segment(line, kept[: cp.index], cp.before)
+    after = _segment(line, kept[cp.index :], cp.after)
     return judge(before, after, noise=noise)
+
+
+def _segment(line: Line, groups: Sequence[int], level: float) -> Point:
+    """A segment of points as one: its level, the median of its points' p20s and p80s
+    scaled to the level, and as many runs as points."""
+    lows = [line.lows[g] / line.medians[g] for g in groups if line.lows[g] is not None]
+    highs = [line.highs[g] / line.medians[g] for g in groups if line.highs[g] is not None]
+    if len(lows) < len(groups) or len(highs) < len(groups):
+        return Point(median=level, runs=max(1, len(groups)))
+    return Point(
+        median=level,
+        p20=level * statistics.median(lows),
+        p80=level * statistics.median(highs),
+        runs=max(1, len(groups)),
+    )
 
 
 def _one(
@@ -214,9 +235,8 @@ def _one(
         return causes.between(points[before[1] - 1], points[after[0]])
 
     def verdict_of(cp: ChangePoint, at: int) -> Verdict:
-        return _level_verdict(
-            line, kept, cp if at == cp.index else attrs.evolve(cp, index=at), noise
-        )
+        moved = cp if at == cp.index else attrs.evolve(cp, index=at)
+        return _level_verdict(line, kept, moved, noise, include_degraded)
 
     changes = explain(
         found,
@@ -225,8 +245,15 @@ def _one(
         lambda j: points[groups[kept[j]][0]],
         verdict_of,
     )
-    # Positions in the series' points: a change's index is its first run.
-    changes = tuple(attrs.evolve(c, index=groups[kept[c.index]][0]) for c in changes)
+    # Positions in the series' points: a change's index is its first run. A level the
+    # test moved that the verdict calls within the noise, or under the threshold, is no
+    # change (one verdict decides): a disturbed stretch of runs, or a step too small to
+    # count.
+    changes = tuple(
+        attrs.evolve(c, index=groups[kept[c.index]][0])
+        for c in changes
+        if c.verdict is not None and c.verdict.changed
+    )
     history = SeriesHistory(
         series=series,
         changes=changes,

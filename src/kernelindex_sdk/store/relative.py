@@ -329,11 +329,11 @@ def _one(
 
     def point(j: int) -> Point:
         p = points[kept[j]]
-        return Point(median=p.ratio, p20=p.p20, p80=p.p80, runs=p.runs)
+        return Point(median=p.ratio, p20=p.p20, p80=p.p80, runs=p.runs, degraded=p.degraded)
 
     def verdict_of(cp: ChangePoint, at: int) -> Verdict:
         if not cp.tested:
-            return judge(point(at - 1), point(at), noise=noise)
+            return judge(point(at - 1), point(at), noise=noise, include_degraded=include_degraded)
         before = Point(median=cp.before, runs=max(1, at))
         return judge(before, Point(median=cp.after, runs=max(1, len(kept) - at)), noise=noise)
 
@@ -346,7 +346,12 @@ def _one(
     )
     return RelativeHistory(
         series=series,
-        changes=tuple(attrs.evolve(c, index=kept[c.index]) for c in changes),
+        # One verdict decides: a level the test moved within the noise is no change.
+        changes=tuple(
+            attrs.evolve(c, index=kept[c.index])
+            for c in changes
+            if c.verdict is not None and c.verdict.changed
+        ),
         tested=len(kept) >= 2 * min_segment,
         noise=noise,
     )

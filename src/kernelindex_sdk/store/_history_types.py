@@ -78,8 +78,8 @@ class Change:
         run: The name of the first run after the step.
         commit: That run's commit, when recorded.
         verdict: The one verdict on the levels either side of the step
-            (:func:`kernelindex_sdk.verdict.judge`): a regression or an improvement, or
-            ``same`` for a step under the threshold; None where none was drawn.
+            (:func:`kernelindex_sdk.verdict.judge`): a regression or an improvement (a
+            step it calls neither is no change, and not listed).
         causes: Every cause that applies, :attr:`cause` first (a relative series whose
             code and GPU changed at one step names both).
         moved_with: The co-measured lines (the same workload, commit and machine, other

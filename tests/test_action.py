@@ -250,9 +250,9 @@ def test_several_record_paths_are_compared_together_and_the_site_written(job: Jo
     site = job.tmp / "pages"
     done = job.run([a, b], event="push", ref="main", site=str(site))
     assert done.returncode == 0, done.stderr
-    # compare pairs the latest NEW run of each series: one of the two inputs.
+    # The two inputs measured each series twice at one commit: replicates, pooled.
     assert "64 pair(s)" in done.summary
-    assert "latest of 2 NEW runs" in done.summary
+    assert "2 NEW runs of triton pooled (replicates)" in done.summary
     assert (site / "index.html").is_file()
     assert done.output["site"] == str(site)
     assert len(_stored(job.db)) == 64 * 3

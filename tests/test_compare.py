@@ -29,32 +29,40 @@ def stat(median: float, p20: float | None = None, p80: float | None = None) -> S
 # The significance rule at its edges ---------------------------------------------------
 
 
-def test_change_of_exactly_the_threshold_is_not_significant() -> None:
-    """5% of 100000 is 5000: 105000 is at the threshold, not beyond it."""
-    assert not cmp.is_significant(stat(100_000), stat(105_000), 0.05)
-    assert cmp.is_significant(stat(100_000), stat(105_001), 0.05)
-    assert not cmp.is_significant(stat(100_000), stat(95_000), 0.05)
-    assert cmp.is_significant(stat(100_000), stat(94_999), 0.05)
+def test_a_change_the_noise_puts_credibly_under_the_threshold_never_counts() -> None:
+    """Two single runs without a spread carry the least noise a run has (0.5% each): a
+    change counts at 5% when its upper 95% bound (1.645 x 0.71% over it) reaches 5%, so
+    3.7% slower does not and 3.9% does; faster, the edge is 5% of the base."""
+    assert not cmp.is_significant(stat(100_000), stat(103_700), 0.05)
+    assert cmp.is_significant(stat(100_000), stat(103_900), 0.05)
+    assert not cmp.is_significant(stat(100_000), stat(96_200), 0.05)
+    assert cmp.is_significant(stat(100_000), stat(96_000), 0.05)
 
 
-def test_overlapping_or_touching_intervals_are_not_significant() -> None:
+def test_a_change_within_the_runs_spread_is_not_significant() -> None:
+    """The noise of two single runs is what their p20-p80 spreads show: 20% between runs
+    whose middle 60% span 10% and 13% is within 3.29 times it, even with the intervals
+    apart; between runs spanning 1% it is not."""
     base = stat(100_000, 99_000, 110_000)
-    assert not cmp.is_significant(base, stat(120_000, 110_000, 125_000))
-    assert cmp.is_significant(base, stat(120_000, 110_001, 125_000))
-    # A large change whose spread overlaps stays "~".
+    assert not cmp.is_significant(base, stat(120_000, 110_001, 125_000))
+    assert cmp.is_significant(stat(100_000, 99_500, 100_500), stat(120_000, 119_500, 120_500))
+    # A large change whose spread is wider still stays "~".
     assert not cmp.is_significant(base, stat(130_000, 105_000, 140_000))
 
 
-def test_single_sample_runs_use_the_threshold_alone() -> None:
-    """p20 = p80 = median (or no quantiles at all): the interval is the median's point."""
+def test_single_sample_runs_carry_the_least_noise_a_run_has() -> None:
+    """p20 = p80 = median (or no quantiles at all): no spread, so the noise is 0.5% a run."""
     assert cmp.is_significant(stat(100, 100, 100), stat(106, 106, 106))
     assert cmp.is_significant(stat(100), stat(106))
-    assert not cmp.is_significant(stat(100), stat(104))
+    assert not cmp.is_significant(stat(100), stat(103))
 
 
-def test_threshold_zero_leaves_only_the_interval_test() -> None:
-    assert cmp.is_significant(stat(100, 100, 100), stat(101, 101, 101), 0.0)
-    assert not cmp.is_significant(stat(100, 99, 101), stat(101, 100, 102), 0.0)
+def test_threshold_zero_leaves_only_the_noise_test() -> None:
+    """At threshold 0 every change past 3.29 times the noise counts: 3% between single
+    runs (noise 0.71%) does, 1% does not, nor 3% between runs spanning 2% each."""
+    assert cmp.is_significant(stat(100, 100, 100), stat(103, 103, 103), 0.0)
+    assert not cmp.is_significant(stat(100, 100, 100), stat(101, 101, 101), 0.0)
+    assert not cmp.is_significant(stat(100, 99, 101), stat(103, 102, 104), 0.0)
 
 
 def test_negative_threshold_is_rejected() -> None:
@@ -110,11 +118,16 @@ def test_same_provider_with_other_entry_point_is_another_implementation() -> Non
     ]
 
 
-def test_latest_observed_run_stands_for_repeats_and_the_row_says_so() -> None:
+def at_commit(doc: dict[str, Any], commit: str) -> dict[str, Any]:
+    doc["run"]["metadata"]["annotations"] = {"kernelindex.dev/commit": commit}
+    return doc
+
+
+def test_latest_observed_run_stands_for_runs_of_other_commits_and_the_row_says_so() -> None:
     base = [
-        bundle(median=100, observed="2026-11-30T00:00:02.000Z"),
-        bundle(median=300, observed="2026-11-30T00:00:09.000Z"),
-        bundle(median=200, observed="2026-11-30T00:00:05.000Z"),
+        at_commit(bundle(median=100, observed="2026-11-30T00:00:02.000Z"), "a" * 40),
+        at_commit(bundle(median=300, observed="2026-11-30T00:00:09.000Z"), "c" * 40),
+        at_commit(bundle(median=200, observed="2026-11-30T00:00:05.000Z"), "b" * 40),
     ]
     result = cmp.compare(base, [bundle(median=300)])
     (pair,) = result.pairs
@@ -123,6 +136,32 @@ def test_latest_observed_run_stands_for_repeats_and_the_row_says_so() -> None:
     assert pair.base.value.median == 300
     assert pair.notes == ("latest of 3 BASE runs of torch",)
     assert "latest of 3 BASE runs of torch" in cmp.render(result)
+
+
+def test_replicates_of_one_point_are_pooled_and_their_noise_judges_the_pair() -> None:
+    """Three runs of one commit with the same digests are one point measured three times:
+    their medians' median stands for it, and the noise they show (about 10%) keeps a 20%
+    change within it, where three tight runs make the same change count."""
+    loose = [
+        at_commit(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), "a" * 40)
+        for i, m in enumerate((90_000, 100_000, 110_000))
+    ]
+    result = cmp.compare(loose, [bundle(median=120_000)])
+    (pair,) = result.pairs
+    assert pair.base is not None
+    assert pair.base.value is not None
+    assert (pair.base.value.median, pair.base.runs) == (100_000, 3)
+    assert pair.notes == ("3 BASE runs of torch pooled (replicates)",)
+    assert pair.verdict is not None
+    assert pair.verdict.kind == "same"
+    assert "replicates, 2 df" in pair.verdict.reason
+    tight = [
+        at_commit(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), "a" * 40)
+        for i, m in enumerate((99_900, 100_000, 100_100))
+    ]
+    (pair,) = cmp.compare(tight, [bundle(median=120_000)]).pairs
+    assert pair.verdict is not None
+    assert pair.verdict.kind == "regression"
 
 
 def test_other_environment_is_unpaired_with_the_field_that_differs() -> None:
@@ -372,13 +411,15 @@ def test_json_is_a_list_of_pairs_with_the_documented_keys(run_cli: RunCli, files
     paired, unpaired = json.loads(out)
     assert set(paired) == {
         "workload", "operation", "pass", "parameters", "workloadDigest", "metric", "unit",
-        "base", "new", "ratio", "significant", "notes", "unpaired", "problem",
+        "base", "new", "ratio", "significant", "notes", "unpaired", "problem", "verdict",
+        "evidence",
     }  # fmt: skip
     assert set(paired["base"]) == {
         "run", "source", "status", "failure", "observedAt", "provider", "entryPoint",
         "implementationDigest", "protocolDigest", "environmentDigest", "median", "p20", "p80",
-        "noisy",
+        "noisy", "samples", "runs", "degraded",
     }  # fmt: skip
+    assert paired["verdict"] == "improvement"
     assert paired["ratio"] == pytest.approx(0.9)
     assert paired["significant"] is True
     assert paired["unpaired"] is None
@@ -553,3 +594,24 @@ def test_a_side_carrying_only_digests_keeps_the_parameters_the_other_side_shows(
     result = cmp.compare(base, new)
     labels = sorted(result.label(p.base) for p in result.pairs if p.base is not None)
     assert labels == ["jsd forward tokens=1", "jsd forward tokens=2"]
+
+
+def test_a_geomean_over_rows_all_within_the_noise_is_not_a_change() -> None:
+    """Rows whose own spreads are 40% wide each move 30-50% faster: every row is ~, and so
+    is their geometric mean, however far from 1 it is."""
+    base = [
+        bundle(median=100_000, p20=80_000, p80=120_000, params={"tokens": t}) for t in (1, 2, 3)
+    ]
+    new = [
+        bundle(median=m, p20=int(m * 0.8), p80=int(m * 1.2), params={"tokens": t})
+        for t, m in ((1, 70_000), (2, 60_000), (3, 50_000))
+    ]
+    result = cmp.compare(base, new)
+    assert [p.verdict.kind for p in result.pairs if p.verdict] == ["same"] * 3
+    [(metric, mean)] = result.geomean_verdicts().items()
+    assert metric == "latency"
+    assert mean.kind == "same"
+    assert mean.ratio is not None
+    assert mean.ratio < 0.7
+    geomean = next(line for line in cmp.render(result).splitlines() if line.startswith("geomean"))
+    assert geomean.split()[-1] == "~"

@@ -4,6 +4,7 @@ marks compare and report add (noisy runs, metric labels, JSON types of x values)
 from __future__ import annotations
 
 import copy
+import csv
 import io
 import json
 import math
@@ -15,7 +16,7 @@ from _records import bundle, write_jsonl
 
 from kernelindex_sdk import digest, report
 from kernelindex_sdk._cli import main
-from kernelindex_sdk.compare import Stat, _comparable, compare, is_significant, render
+from kernelindex_sdk.compare import Stat, _comparable, compare, is_significant, load_runs, render
 from kernelindex_sdk.errors import ArgumentError
 
 
@@ -113,7 +114,8 @@ def test_thresholds_must_be_finite_numbers(threshold: Any) -> None:
 
 
 def test_a_zero_threshold_is_a_real_gate() -> None:
-    result = compare([bundle(median=100)], [bundle(median=101)], threshold=0)
+    """At 0 the noise alone decides: 3% between single runs passes it (noise 0.71%)."""
+    result = compare([bundle(median=100)], [bundle(median=103)], threshold=0)
     assert len(result.regressions(0)) == 1
 
 
@@ -142,8 +144,8 @@ def test_noisy_runs_are_marked_in_every_format() -> None:
     [row] = json.loads(render(result, "json"))
     assert (row["base"]["noisy"], row["new"]["noisy"]) == (True, False)
     csv_text = render(result, "csv")
-    header, line = csv_text.strip().split("\n")
-    assert dict(zip(header.split(","), line.split(","), strict=True))["base_noisy"] == "True"
+    (cells,) = csv.DictReader(io.StringIO(csv_text))
+    assert cells["base_noisy"] == "True"
     # A clean comparison keeps its output without the legend.
     assert "noisy" not in render(compare([clean], [clean]), "text")
     found = report.render(report.families([noisy]))
@@ -225,3 +227,26 @@ def test_a_renamed_copy_compares_as_before() -> None:
         digest.workload_digest(base[0]["run"]["spec"]["workload"])
         == (new[0]["run"]["spec"]["workloadDigest"])
     )
+
+
+def _throttled(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["run"]["spec"]["conditions"] = {"gpu": {"samples": 40, "throttleReasons": ["HwSlowdown"]}}
+    return doc
+
+
+def test_a_degraded_run_is_neither_a_regression_nor_an_improvement(tmp_path: Path) -> None:
+    """Its GPU throttled while it was timed: the pair says degraded and why, the gate does
+    not trip; --include-degraded judges it as any run."""
+    base = write_jsonl(tmp_path / "base.jsonl", [bundle(median=100_000)])
+    new = write_jsonl(tmp_path / "new.jsonl", [_throttled(bundle(median=150_000))])
+    result = compare(load_runs([base]), load_runs([new]))
+    [pair] = result.pairs
+    assert pair.degraded
+    assert pair.verdict is not None
+    assert pair.verdict.reason == "degraded: NEW throttled (HwSlowdown)"
+    assert result.regressions(5) == []
+    assert "degraded" in render(result, "text")
+    [row] = json.loads(render(result, "json"))
+    assert (row["verdict"], row["new"]["degraded"]) == ("degraded", "throttled (HwSlowdown)")
+    judged = compare(load_runs([base]), load_runs([new]), include_degraded=True)
+    assert len(judged.regressions(5)) == 1

@@ -78,6 +78,7 @@ API_PAGES = {
     "kernelindex_sdk.report": "report",
     "kernelindex_sdk.store": "store",
     "kernelindex_sdk.store.history": "store-history",
+    "kernelindex_sdk.verdict": "verdict",
     "kernelindex_sdk.provenance": "provenance",
     "kernelindex_sdk.conditions": "conditions",
     "kernelindex_sdk.site": "site",

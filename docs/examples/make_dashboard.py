@@ -2,12 +2,16 @@
 
     PYTHONPATH=src python docs/examples/make_dashboard.py
 
-The store is benchmarks/own_history.py's: this repository's H200 results at each commit
-that changed them, and Liger-Kernel's kto_loss rows at four commits of its history. The
-dashboard goes to docs/examples/dashboard/ (the docs site serves it), the screenshots of
-each view to docs/images/dashboard-*.png, taken in headless Chromium (Debian's
-``chromium`` through playwright). One more Health screenshot comes from synthetic runs
-with a 30% step (tests/site/_fake.py), a clean case beside the real history's.
+The store is benchmarks/own_history.py's (this repository's H200 results at each commit
+that changed them, and Liger-Kernel's kto_loss rows at four commits of its history) with
+the rows of Liger's real history that issue 33's cases need (tests/fixtures/liger/real:
+group_norm on a B200, layer_norm A100 to H100, the jsd shared shift, megatron
+cross-entropy). The dashboard goes to docs/examples/dashboard/ (the docs site serves it),
+the screenshots of each view to docs/images/dashboard-*.png, taken in headless Chromium
+(Debian's ``chromium`` through playwright). One more Health screenshot comes from the
+README's main job run twice on one commit on this project's busy CPU
+(benchmarks/results/verdict_cpu_reruns, reruns 01 and 09: the second 5 times slower):
+replicates of one point, nothing on Health.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "tests" / "site")]
 
 from _browser import browser, file_url  # noqa: E402
-from _fake import synthetic  # noqa: E402
 from own_history import build  # noqa: E402
 
-from kernelindex_sdk.site import build_site, write_site  # noqa: E402
+from kernelindex_sdk.importers import liger  # noqa: E402
+from kernelindex_sdk.provenance import Provenance  # noqa: E402
+from kernelindex_sdk.site import build_site  # noqa: E402
+from kernelindex_sdk.store import open_store  # noqa: E402
 
 OUT = ROOT / "docs" / "examples" / "dashboard"
 IMAGES = ROOT / "docs" / "images"
@@ -38,27 +44,41 @@ def _payload(site: Path, key: str) -> Any:
     return json.loads(text[text.index(",") + 1 : -3])
 
 
-def _showcase(site: Path) -> str:
-    """The workload whose lines have the most change points (then the most lines)."""
-    index = _payload(site, "index")["series"]
-    score: dict[str, list[int]] = {}
-    for entry in index:
-        steps = len(_payload(site, f"series/{entry['id']}")["steps"])
-        s = score.setdefault(entry["workload"], [0, 0])
-        s[0] += steps
-        s[1] += 1
-    return max(sorted(score), key=lambda w: tuple(score[w]))
+REAL = ROOT / "tests" / "fixtures" / "liger" / "real"
+RERUNS = ROOT / "benchmarks" / "results" / "verdict_cpu_reruns"
+
+
+def _workload(site: Path, operation: str, **params: Any) -> str:
+    """The digest of the first workload of ``operation`` whose parameters include ``params``."""
+    for entry in _payload(site, "index")["series"]:
+        if entry["operation"] != operation:
+            continue
+        text = entry["params"]
+        if all(f"{k}={v}" in text.split() for k, v in params.items()):
+            return str(entry["workload"])
+    raise SystemExit(f"no {operation} workload with {params}")
 
 
 def _shoot(site: Path, views: dict[str, str]) -> None:
-    with browser(width=1280, height=900) as open_page:
+    with browser(width=1280, height=1000) as open_page:
         for name, fragment in views.items():
             page = open_page(file_url(site / "index.html", fragment))
-            page.page.wait_for_timeout(1200)
+            page.page.wait_for_timeout(1500)
             if page.errors:
                 raise SystemExit(f"{name}: {page.errors}")
-            page.page.screenshot(path=str(IMAGES / f"dashboard-{name}.png"))
+            page.page.screenshot(path=str(IMAGES / f"dashboard-{name}.png"), full_page=False)
             print(f"wrote docs/images/dashboard-{name}.png")
+
+
+def _ingest_real(db: str, work: Path) -> None:
+    with open_store(db) as store:
+        for csv in sorted(REAL.glob("*.csv")):
+            day, commit = csv.stem[:10], csv.stem[11:]
+            out = work / f"{csv.stem}.jsonl"
+            given = Provenance(commit=commit, branch="main", commit_time=f"{day}T00:00:00Z")
+            liger.import_files([csv], out, provenance=given)
+            report = store.ingest([out])
+            print(f"liger {commit}: {report.added} added, {report.identical} identical")
 
 
 def main() -> None:
@@ -67,26 +87,29 @@ def main() -> None:
         db = str(Path(tmp) / "history.sqlite3")
         for line in build(db):
             print(line)
+        _ingest_real(db, Path(tmp))
         if OUT.exists():
             shutil.rmtree(OUT)
         summary = build_site(OUT, db, title=TITLE)
         print(summary)
-    workload = _showcase(OUT)
-    # Compare: two of Liger's commits around its 0.5.4 release (the kto_loss step).
+    kto = _workload(OUT, "kto_loss", B=8, mode="forward")
     commits = {c["name"][:12]: c["key"] for c in _payload(OUT, "refs")["commits"]}
-    a, b = commits["636813534168"], commits["ee5aaf26b934"]
     _shoot(
         OUT,
         {
             "health": "/health",
-            "trends": f"/trends?workload={workload}",
-            "compare": f"/compare?a={a}&b={b}",
+            "trends": f"/trends?workload={kto}",
+            "compare": f"/compare?ref={commits['ee5aaf26b934']}",
             "runs": "/runs?provider=triton",
         },
     )
     with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "reruns.sqlite3")
+        with open_store(db) as store:
+            for name in ("rerun-01.jsonl", "rerun-09.jsonl"):
+                store.ingest([RERUNS / name])
         demo = Path(tmp) / "demo"
-        write_site(demo, synthetic(), title="synthetic runs: a 30% step")
+        build_site(demo, db, title="the README's job run twice on one commit, busy CPU")
         _shoot(demo, {"health-synthetic": "/health"})
 
 

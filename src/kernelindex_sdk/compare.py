@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
-from fractions import Fraction
 from typing import Any, Final
 
 import attrs
 
+from . import verdict as _verdict
 from ._analysis import compare_render as _render
 from ._analysis.compare_render import FORMATS
 from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest
@@ -22,6 +22,17 @@ from ._base import arguments as _arguments
 from ._base.display import short_repr
 from ._base.units import BASE_UNIT, RATE_DIMENSIONS, UNITS
 from .errors import ArgumentError
+from .verdict import (
+    DEGRADED,
+    REGRESSION,
+    Noise,
+    Point,
+    Verdict,
+    judge,
+    pool,
+    replicate_noise,
+    summary,
+)
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -42,8 +53,8 @@ __all__ = [
     "workload_label",
 ]
 
-#: A change smaller than this fraction of the base median is never significant.
-DEFAULT_THRESHOLD: Final = 0.05
+#: A change smaller than this fraction of the base median never counts (the verdict's).
+DEFAULT_THRESHOLD: Final = _verdict.DEFAULT_THRESHOLD
 #: How many differing fields an unpaired reason names, and how many candidates it tries.
 _MAX_FIELDS: Final = 3
 _MAX_CANDIDATES: Final = 32
@@ -110,27 +121,14 @@ def _comparable(base: Stat, new: Stat) -> tuple[Stat, Stat] | str:
     return base, new
 
 
-def _exact(x: float) -> Fraction:
-    # Decimal text of a float: a 5% threshold is exactly 1/20, so the edge is where it reads.
-    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
-
-
-def _beyond(base: float, new: float, fraction: float) -> bool:
-    """``|new - base| > fraction * base``, exact at the edge (5% of 100 is 5, not 5.000001)."""
-    diff, edge = abs(new - base), fraction * base
-    # Floats decide unless the two sides are within rounding of each other.
-    if abs(diff - edge) > 1e-9 * max(abs(base), abs(new), 1.0):
-        return diff > edge
-    return abs(_exact(new) - _exact(base)) > _exact(fraction) * _exact(base)
-
-
 def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) -> bool:
-    """Whether NEW differs from BASE by the rule of ``kernelindex compare``.
+    """Whether NEW differs from BASE beyond the noise, by the one verdict.
 
-    Significant when both hold: the medians differ by more than ``threshold`` of the
-    base median (exactly: ``|new - base| > threshold * base``), and the p20-p80
-    intervals do not overlap (intervals that touch overlap). A run without p20 or p80
-    counts as the single point of its median, as a single-sample run (p20 = p80) is.
+    The answer of :func:`kernelindex_sdk.verdict.judge` for two single runs (no samples
+    counted, no replicates known): the change passes 3.29 times the noise the two
+    p20-p80 spreads show, and may reach ``threshold``. A run without p20 or p80, as a
+    single-sample run (p20 = p80), has no spread: only the threshold decides, exactly
+    (``|new - base| > threshold * base``). See docs/compare.md.
 
     Args:
         base: The base run's statistic.
@@ -138,19 +136,19 @@ def is_significant(base: Stat, new: Stat, threshold: float = DEFAULT_THRESHOLD) 
         threshold: The smallest relative change that counts, as a fraction (0.05 = 5%).
 
     Returns:
-        True when the change is significant by both tests.
+        True when the verdict is a regression or an improvement.
     """
     threshold = _fraction("threshold", threshold)
     _arguments.instance(base, Stat, "base")
     _arguments.instance(new, Stat, "new")
-    return _significant(base, new, threshold)
+    return _stat_verdict(base, new, threshold).changed
 
 
-def _significant(base: Stat, new: Stat, threshold: float) -> bool:
-    """:func:`is_significant` for arguments already checked (it runs once per pair)."""
-    if not _beyond(base.median, new.median, threshold):
-        return False
-    return bool(base.high < new.low or new.high < base.low)
+def _stat_verdict(base: Stat, new: Stat, threshold: float) -> Verdict:
+    def point(stat: Stat) -> Point:
+        return Point(median=stat.median, p20=stat.p20, p80=stat.p80)
+
+    return judge(point(base), point(new), threshold=threshold, higher_is_better=_rate(base))
 
 
 def higher_is_better(stat: Stat) -> bool:
@@ -161,6 +159,10 @@ def higher_is_better(stat: Stat) -> bool:
         ArgumentError: when ``stat`` is not a Stat.
     """
     _arguments.instance(stat, Stat, "stat")
+    return _rate(stat)
+
+
+def _rate(stat: Stat) -> bool:
     return UNITS.get(stat.unit, ("", 1))[0] in RATE_DIMENSIONS
 
 
@@ -172,11 +174,14 @@ class Pair:
         base: The BASE run (None for a run only in NEW).
         new: The NEW run (None for a run only in BASE).
         ratio: NEW median / BASE median; None unless both runs have a value.
-        significant: Whether the change passes :func:`is_significant`.
+        significant: Whether the verdict is a change (regression or improvement).
         notes: Facts a reader needs (``latest of 3 BASE runs``, ``protocols differ``).
         reason: Why a run could not be paired (None for a pair).
         problem: Why a pair of values has no ratio: units of different dimensions, a
             median that is not positive (None when it has one, or a side failed).
+        verdict: The one verdict on the pair (:func:`kernelindex_sdk.verdict.judge`):
+            its kind, the noise it assumed and its evidence; None when a side failed,
+            is absent, or cannot be compared.
     """
 
     base: Run | None
@@ -186,6 +191,12 @@ class Pair:
     notes: tuple[str, ...] = ()
     reason: str | None = None
     problem: str | None = None
+    verdict: Verdict | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """Whether a side is degraded, so that the pair got no verdict."""
+        return self.verdict is not None and self.verdict.kind == DEGRADED
 
     @property
     def paired(self) -> bool:
@@ -212,24 +223,17 @@ class Pair:
         return run
 
     def slower_than(self, fraction: float) -> bool:
-        """Whether NEW is significantly worse than BASE by more than ``fraction``: larger
-        for time and memory, smaller for rates (bandwidth, throughput).
+        """Whether the verdict calls NEW worse than BASE, at the comparison's threshold
+        and at ``fraction`` alike: larger for time and memory, smaller for rates.
 
         Raises:
             ArgumentError: when ``fraction`` is not a finite number >= 0.
         """
         fraction = _fraction("fraction", fraction)
-        if not self.significant or self.ratio is None or self.base is None or self.new is None:
+        v = self.verdict
+        if v is None or v.kind != REGRESSION:
             return False
-        b, n = self.base.value, self.new.value
-        if b is None or n is None:  # pragma: no cover - a ratio implies values
-            return False
-        both = _comparable(b, n)
-        if isinstance(both, str):  # pragma: no cover - a ratio implies comparable values
-            return False
-        b, n = both
-        worse = n.median < b.median if higher_is_better(b) else n.median > b.median
-        return worse and _beyond(b.median, n.median, fraction)
+        return v.at(max(fraction, v.threshold)).kind == REGRESSION
 
 
 @attrs.frozen
@@ -269,8 +273,20 @@ class Comparison:
                 logs.setdefault(pair.run.metric, []).append(math.log(pair.ratio))
         return {m: math.exp(math.fsum(v) / len(v)) for m, v in logs.items()}
 
+    def geomean_verdicts(self) -> dict[str, Verdict]:
+        """The verdict of each metric's geometric mean (:func:`kernelindex_sdk.verdict.summary`):
+        a change only when it passes the threshold and a row of it changed that way."""
+        rows: dict[str, list[Verdict]] = {}
+        for pair in self.pairs:
+            if pair.verdict is not None and pair.ratio is not None and pair.ratio > 0:
+                rows.setdefault(pair.run.metric, []).append(pair.verdict)
+        return {
+            metric: summary(rows.get(metric, ()), mean, self.threshold)
+            for metric, mean in self.geomeans().items()
+        }
+
     def regressions(self, percent: float) -> list[Pair]:
-        """Significant pairs whose NEW is slower (larger) than BASE by more than ``percent``%.
+        """Pairs the verdict calls worse, at ``percent``% as at the threshold.
 
         Raises:
             ArgumentError: when ``percent`` is not a finite number >= 0.
@@ -374,6 +390,15 @@ def _latest(runs: list[Run], side: str) -> tuple[Run, tuple[str, ...]]:
     return run, (f"latest of {len(runs)} {side} runs of {run.implementation}",)
 
 
+#: The noise of a pair from its BASE and NEW runs, where a caller knows more than the runs
+#: show (``compare --history``: the series'); None lets the pair's replicates say.
+NoiseOf = Callable[[list[Run], list[Run]], "Noise | None"]
+
+
+def _no_noise(_base: list[Run], _new: list[Run]) -> Noise | None:
+    return None
+
+
 def compare(
     base: Iterable[Any] | RunSet,
     new: Iterable[Any] | RunSet,
@@ -383,13 +408,17 @@ def compare(
     across_protocols: bool = False,
     base_provider: str | None = None,
     new_provider: str | None = None,
+    include_degraded: bool = False,
+    noise_of: NoiseOf | None = None,
 ) -> Comparison:
-    """Pair the runs of BASE and NEW and compute each pair's ratio and significance.
+    """Pair the runs of BASE and NEW and compute each pair's ratio and verdict.
 
     Runs pair when they share metric, workload, protocol and environment digests.
     Where a side has several runs at one key, they pair by implementation (provider
     and entry point); where it has several of one implementation, the latest
-    ``observedAt`` stands for them and the row says so.
+    ``observedAt`` stands for them and the row says so; its replicates (runs of the same
+    implementation digest, environment digest and commit) are pooled into one point, and
+    the noise they show is the pair's (:func:`kernelindex_sdk.verdict.replicate_noise`).
 
     Args:
         base: Records (models or JSON values) or a RunSet from ``load_runs``.
@@ -399,6 +428,11 @@ def compare(
         across_protocols: Pair on workload only; rows whose protocols differ say so.
         base_provider: Keep only BASE runs of this provider (torch against liger in one file).
         new_provider: Keep only NEW runs of this provider.
+        include_degraded: Judge degraded runs too (by default a pair with a degraded side
+            says ``degraded`` and is neither a regression nor an improvement).
+        noise_of: The run-to-run noise of a pair, from its BASE and NEW runs, where the
+            caller knows more than the runs show (``compare --history`` gives the
+            series'); None from it, or by default, lets the pair's replicates say.
 
     Returns:
         The pairs, the unpaired runs with reasons, and the parameters that vary.
@@ -415,6 +449,7 @@ def compare(
                 argument=argument, reason=f"expected a str or None, got {short_repr(provider)}"
             )
     base_set, new_set = run_set(base), run_set(new)
+    noise = _no_noise if noise_of is None else noise_of
 
     keyed = _key_function(across_environments, across_protocols)
     base_groups = _group(base_set.runs, keyed, base_provider)
@@ -442,7 +477,10 @@ def compare(
         else:
             matches = [(runs, new_impls[i]) for i, runs in base_impls.items() if i in new_impls]
             unpaired.extend(_missing_implementations(base_impls, new_impls))
-        pairs.extend(_pair(base_runs, new_runs, threshold) for base_runs, new_runs in matches)
+        pairs.extend(
+            _pair(base_runs, new_runs, threshold, include_degraded, noise(base_runs, new_runs))
+            for base_runs, new_runs in matches
+        )
     for key, new_impls in new_groups.items():
         if key in base_groups:
             continue
@@ -480,23 +518,103 @@ def _missing_implementations(
             yield attrs.evolve(row, notes=notes, reason=reason)
 
 
-def _pair(base_runs: list[Run], new_runs: list[Run], threshold: float) -> Pair:
-    b, base_notes = _latest(base_runs, "BASE")
-    n, new_notes = _latest(new_runs, "NEW")
+def _replicates(runs: list[Run], run: Run) -> list[Run]:
+    """The runs of ``runs`` that measured the same point as ``run``: the same code (its
+    implementation digest) in the same environment, at the same commit."""
+    return [
+        r
+        for r in runs
+        if r.implementation_digest == run.implementation_digest
+        and r.environment_digest == run.environment_digest
+        and r.commit == run.commit
+        and r.value is not None
+        and run.value is not None
+        and r.value.unit == run.value.unit
+    ]
+
+
+def _side(runs: list[Run], side: str) -> tuple[Run, Point | None, tuple[str, ...], list[Run]]:
+    """The run that stands for ``runs`` (the latest), the point it gives (its replicates
+    pooled), the notes that say so, and the replicates."""
+    run, notes = _latest(runs, side)
+    if run.value is None:
+        return run, None, notes, [run]
+    same = _replicates(runs, run)
+    if len(same) < 2:
+        return run, run.point, notes, [run]
+    points = [r.point for r in same]
+    pooled = pool(p for p in points if p is not None)
+    said = f"{len(same)} {side} runs of {run.implementation} pooled (replicates)"
+    notes = (said,) if len(same) == len(runs) else (*notes, said)
+    # The row shows what was judged: the pooled median, p20 and p80.
+    value = Stat(run.value.metric, run.value.unit, pooled.median, pooled.p20, pooled.p80)
+    stands = run._replace(value=value, runs=pooled.runs, degraded=pooled.degraded)
+    return stands, pooled, notes, same
+
+
+def _noise(groups: Iterable[list[Run]]) -> Noise | None:
+    return replicate_noise(
+        [r.value.median for r in runs if r.value is not None and r.value.median > 0]
+        for runs in groups
+    )
+
+
+def _pair(
+    base_runs: list[Run],
+    new_runs: list[Run],
+    threshold: float,
+    include_degraded: bool = False,
+    noise: Noise | None = None,
+) -> Pair:
+    b, b_point, base_notes, b_same = _side(base_runs, "BASE")
+    n, n_point, new_notes, n_same = _side(new_runs, "NEW")
     notes = base_notes + new_notes
     if b.protocol_digest != n.protocol_digest:
         notes += ("protocols differ",)
     if b.environment_digest != n.environment_digest:
         notes += ("environments differ",)
     bv, nv = b.value, n.value
-    if bv is None or nv is None:
+    if bv is None or nv is None or b_point is None or n_point is None:
         return Pair(b, n, notes=notes)
     both = _comparable(bv, nv)
     if isinstance(both, str):
         return Pair(b, n, notes=(*notes, both), problem=both)
     bv, nv = both
-    ratio = nv.median / bv.median
-    return Pair(b, n, ratio=ratio, significant=_significant(bv, nv, threshold), notes=notes)
+    # Units of one dimension were converted: the points follow.
+    factor_b = bv.median / b.value.median if b.value is not None else 1.0
+    factor_n = nv.median / n.value.median if n.value is not None else 1.0
+    if noise is None:
+        noise = _noise([b_same, n_same])
+    found = judge(
+        _scaled(b_point, factor_b),
+        _scaled(n_point, factor_n),
+        threshold=threshold,
+        noise=noise,
+        higher_is_better=_rate(bv),
+        include_degraded=include_degraded,
+    )
+    if found.kind == DEGRADED:
+        notes += (found.reason,)
+    return Pair(
+        b,
+        n,
+        ratio=found.ratio,
+        significant=found.changed,
+        notes=notes,
+        verdict=found,
+    )
+
+
+def _scaled(point: Point, factor: float) -> Point:
+    """``point`` in another unit of its dimension (its median times ``factor``)."""
+    if factor == 1.0:
+        return point
+    return attrs.evolve(
+        point,
+        median=point.median * factor,
+        p20=None if point.p20 is None else point.p20 * factor,
+        p80=None if point.p80 is None else point.p80 * factor,
+    )
 
 
 def _varying(runs: list[Run]) -> tuple[str, ...]:

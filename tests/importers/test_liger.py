@@ -33,10 +33,8 @@ def test_published_row_becomes_the_published_record(
     [bundle] = read_rows(tmp_path, EXAMPLE_ROW)
     spec = bundle["run"]["spec"]
     assert set(spec.pop("workload")) == {"operation", "pass", "parameters"}
-    assert spec.pop("implementation") == {
-        "provider": "torch",
-        "packages": {"liger-kernel": "0.8.0"},
-    }
+    # torch's code is not Liger's release: its version rides the labels only.
+    assert spec.pop("implementation") == {"provider": "torch"}
     for field in ("workloadDigest", "implementationDigest"):
         assert spec[field] != example["run"]["spec"][field]
         spec[field] = example["run"]["spec"][field]
@@ -49,6 +47,53 @@ def test_published_row_reproduces_the_published_bytes(tmp_path: Path, example_te
     assert text.count("\n") > example_text.count("\n")  # plus workload and implementation
     assert '"protocolDigest": "sha256:a79eaf4d' in text
     assert '"environmentDigest": "sha256:ad459e64' in text
+
+
+def test_baselines_carry_no_liger_version_and_every_row_names_its_kernels_baseline(
+    tmp_path: Path,
+) -> None:
+    """A huggingface or torch row ran another project's code: its implementation is its
+    provider alone (the release rides the labels), and each Liger row names the baseline
+    its kernel's rows measured, huggingface before torch (docs/importers.md)."""
+    rows = [
+        {**EXAMPLE_ROW, "kernel_provider": provider, "kernel_name": kernel}
+        for kernel, providers in (
+            ("jsd", ("liger", "torch")),
+            ("kto_loss", ("liger", "huggingface", "torch")),
+        )
+        for provider in providers
+    ]
+    found = {
+        (
+            b["run"]["spec"]["workload"]["operation"],
+            b["run"]["spec"]["implementation"]["provider"],
+        ): b["run"]
+        for b in read_rows(tmp_path, *rows)
+    }
+    for (kernel, provider), run in found.items():
+        implementation = run["spec"]["implementation"]
+        labels = run["metadata"]["labels"]
+        assert labels["liger_version"] == "0.8.0"
+        if provider == "liger":
+            assert implementation == {"provider": "liger", "packages": {"liger-kernel": "0.8.0"}}
+        else:
+            assert implementation == {"provider": provider}
+        expected = "huggingface" if kernel == "kto_loss" else "torch"
+        assert labels.get("kernelindex.dev/baseline") == (
+            None if provider == expected else expected
+        )
+
+
+def test_every_liger_history_file_keeps_importing() -> None:
+    """Every version of Liger's CSV the fixtures hold (shared/data/liger/history, unchanged)
+    imports without a rejected row."""
+    files = sorted((FIXTURES / "liger" / "history").glob("*.csv"))
+    assert len(files) == 4
+    rejected: list[str] = []
+    for path in files:
+        bundles = list(liger.read(path, on_error=lambda e: rejected.append(str(e))))
+        assert bundles, path
+    assert rejected == []
 
 
 def test_every_subset_row_imports_valid_with_verified_digests_and_unique_names() -> None:
@@ -91,11 +136,14 @@ def test_digest_sharing_follows_what_each_digest_covers() -> None:
         )
         if any(r1[c] != r2[c] for c in computed):
             assert s1["workloadDigest"] != s2["workloadDigest"]
-        if (r1["kernel_provider"], r1["liger_version"]) != (
-            r2["kernel_provider"],
-            r2["liger_version"],
+        # A baseline's implementation is its provider; Liger's carries its release.
+        liger_code = r1["kernel_provider"].startswith("liger")
+        if r1["kernel_provider"] != r2["kernel_provider"] or (
+            liger_code and r1["liger_version"] != r2["liger_version"]
         ):
             assert s1["implementationDigest"] != s2["implementationDigest"]
+        else:
+            assert s1["implementationDigest"] == s2["implementationDigest"]
         assert _digests(b1) != _digests(b2)
 
 

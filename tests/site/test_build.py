@@ -116,24 +116,42 @@ def test_line_is_the_main_branch_when_a_series_has_it(tmp_path: Path) -> None:
     refs = _read(summary.out, "refs")
     assert {b["name"] for b in refs["branches"]} == {"main", "feature"}
     feature_ref = next(b for b in refs["branches"] if b["name"] == "feature")
-    assert _read(summary.out, f"refs/{feature_ref['key']}")["runs"] == {
-        entry["id"]: [1, branch_run.p20_ns, branch_run.p80_ns, "on-a-branch", "passed"]
-    }
+    # The branch against main now, its own commit left out of main's history.
+    [row] = _read(summary.out, f"refs/{feature_ref['key']}")["rows"]
+    assert (row[0], row[2], row[7]) == (entry["id"], 1, "on-a-branch")
+    assert row[6] == rows[-2].commit
+    assert row[4] == "improvement"
 
 
-def test_compare_refs_hold_each_commits_latest_run_per_series(tmp_path: Path) -> None:
-    source = synthetic(commits=3)
+def test_compare_refs_judge_each_commit_against_mains_history_before_it(
+    tmp_path: Path,
+) -> None:
+    """Every verdict the Compare page shows is in its data file: each series the commit
+    measured, its run against the point of the commit before it."""
+    source = synthetic(commits=10, step_at=9)
     summary = write_site(tmp_path / "s", source, find_steps=level_steps)
     refs = _read(summary.out, "refs")
-    assert len(refs["commits"]) == 3
+    assert len(refs["commits"]) == 10
     newest = refs["commits"][0]
     payload = _read(summary.out, f"refs/{newest['key']}")
     assert payload["name"] == newest["name"]
-    assert len(payload["runs"]) == 16
+    assert len(payload["rows"]) == 16
     by_name = {r.name: r for r in source.rows()}
-    for median, _p20, _p80, name, _status in payload["runs"].values():
+    previous = synthetic_commit(8)
+    verdicts = {}
+    for sid, base, new, ratio, verdict, evidence, base_commit, name, note in payload["rows"]:
         assert by_name[name].commit == newest["name"]
-        assert by_name[name].median_ns == median
+        assert by_name[name].median_ns == new
+        assert base_commit == previous
+        assert ratio == pytest.approx(new / base)
+        assert evidence
+        assert note.startswith("main: latest of 9 point(s)")
+        verdicts[sid] = verdict
+    # The triton lines of the first GPU got 30% slower at the newest commit.
+    assert sorted(verdicts.values()).count("regression") == 4
+    assert set(verdicts.values()) == {"regression", "same"}
+    oldest = _read(summary.out, f"refs/{refs['commits'][-1]['key']}")
+    assert all(row[1] is None and row[4] == "" for row in oldest["rows"])
 
 
 def test_roofline_inputs_come_from_the_workload_and_the_bandwidth_table(tmp_path: Path) -> None:
@@ -190,7 +208,7 @@ def test_replaces_its_own_earlier_build_whole(tmp_path: Path) -> None:
 def test_an_empty_store_gives_a_working_empty_site(tmp_path: Path) -> None:
     summary = write_site(tmp_path / "s", FakeSource([], {}), find_steps=level_steps)
     assert (summary.runs, summary.series, summary.regressions) == (0, 0, 0)
-    assert _read(summary.out, "index") == {"series": []}
+    assert _read(summary.out, "index") == {"series": [], "relative": []}
 
 
 def test_landing_page_weight_stays_under_a_megabyte_with_many_series(tmp_path: Path) -> None:

@@ -85,7 +85,7 @@ def test_constant_sides_give_an_exact_step() -> None:
 
 
 def test_short_series_use_compares_rule() -> None:
-    """Fewer than 2 * min_segment points: each neighbour pair by compare's rule."""
+    """Fewer than 2 * min_segment points: each neighbour pair by the one verdict."""
     changes = find_change_points([157.3, 157.5, 61.1], [157.2, 157.4, 61.0], [157.4, 157.6, 61.2])
     assert len(changes) == 1
     change = changes[0]

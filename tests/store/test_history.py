@@ -76,10 +76,10 @@ def test_unexplained_when_nothing_recorded_changed() -> None:
 
 
 def test_step_within_one_point_of_a_recorded_change_is_placed_there() -> None:
-    """A small step the test locates one point off moves to where the code changed."""
+    """A step the test locates one point off moves to where the code changed."""
     for seed in range(30):
         rows = series_rows(
-            medians(40, [(20, 1.03)], seed=100 + seed), implementation_digest=(20, IMPL_B)
+            medians(40, [(20, 1.06)], seed=100 + seed), implementation_digest=(20, IMPL_B)
         )
         [found] = history(rows, spec=spec)
         near = [c for c in found.changes if abs(c.index - 20) <= 1]

@@ -37,7 +37,7 @@ SPECS: dict[tuple[str, str], Mapping[str, Any]] = {
 }
 CHANGE_KEYS = {
     "index", "commit", "run", "ratio", "direction", "cause", "differences", "before", "after",
-    "pValue", "tested",
+    "pValue", "tested", "verdict", "evidence", "causes", "movedWith",
 }  # fmt: skip
 
 
@@ -94,6 +94,9 @@ def test_json_change_names_its_cause_exactly(
     assert change["run"] == rows[change["index"]].name
     assert change["commit"] == rows[change["index"]].commit
     assert (change["cause"], change["direction"], change["tested"]) == (cause, "faster", True)
+    assert change["causes"] == [cause]
+    # 6% faster, well past the noise: an improvement by the one verdict.
+    assert change["verdict"] == "improvement"
     assert change["ratio"] == pytest.approx(0.94, abs=0.01)
     got = [[d["object"], d["field"], d["before"], d["after"]] for d in change["differences"]]
     assert got == differences
@@ -153,7 +156,8 @@ def test_an_empty_store_has_no_series(tmp_path: Path) -> None:
     with open_store(db):
         pass
     assert run("history", "--db", db) == (0, "0 series, 0 with change points\n", "")
-    assert json.loads(run("history", "--db", db, "--format", "json")[1]) == {"series": []}
+    found = json.loads(run("history", "--db", db, "--format", "json")[1])
+    assert found == {"series": [], "relative": []}
 
 
 @pytest.mark.parametrize("command", ["history", "compare"])
@@ -229,7 +233,8 @@ def test_control_characters_are_escaped_in_text_and_markdown() -> None:
             i,
             1e6 * (1.2 if i >= 2 else 1.0),
             labels={"v\x1b[31m": f"{i >= 2}\n"},
-            commit="c\r",
+            # One commit per run: runs of one commit would be replicates of one point.
+            commit=f"c\r{i}",
             hardware="GPU\x07\u2028",
             provider="t\x00",
         )
@@ -247,7 +252,7 @@ def test_control_characters_are_escaped_in_text_and_markdown() -> None:
         # Markdown escapes the escape's backslash too: it renders as GPU\x07\u2028.
         shown = text if fmt == "text" else text.replace("\\\\", "\\")
         assert "GPU\\x07\\u2028" in shown
-    assert json.loads(render_history(found, "json"))["series"][0]["points"][0]["commit"] == "c\r"
+    assert json.loads(render_history(found, "json"))["series"][0]["points"][0]["commit"] == "c\r0"
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
@@ -291,13 +296,13 @@ def with_software(doc: dict[str, Any], driver: str, torch: str) -> dict[str, Any
 def test_stored_records_name_an_environment_step_and_a_labels_step(
     store_url: str, tmp_path: Path
 ) -> None:
-    """Held-out through the store: t-distributed noise, a 4% step where the driver and
-    torch moved, then a 5% step where only a label moved."""
+    """Held-out through the store: t-distributed noise, a 6% step where the driver and
+    torch moved, then a 7% step where only a label moved (steps the threshold counts)."""
     rng = np.random.default_rng(77)
     base = template()
     docs = []
     for i in range(70):
-        level = 500_000 * (1.04 if i >= 25 else 1.0) * (1.05 if i >= 50 else 1.0)
+        level = 500_000 * (1.06 if i >= 25 else 1.0) * (1.07 if i >= 50 else 1.0)
         median = round(level * (1 + 0.01 * rng.standard_t(3) / np.sqrt(3)))
         doc = bundle(base, i, median, commit=f"{i:040x}", branch="main")
         if i >= 25:

@@ -88,4 +88,4 @@ def test_short_series_say_so(store_url: str) -> None:
         text = render_history(
             history(store.rows(operation="kto_loss", provider="liger"), spec=store.spec)
         )
-    assert "too short to test: compare's rule between neighbours" in text
+    assert "too short to test: the verdict between neighbours" in text

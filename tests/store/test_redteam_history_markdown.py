@@ -50,7 +50,7 @@ def test_history_markdown_escapes_commits_and_labels(tmp_path: Path, evil: str) 
     rows = [line for line in out.splitlines() if line.startswith("|")]
     assert len(rows) == 2 + 1 + 2 + 8, out  # a change table and a point table
     widths = [_cells(line) for line in rows]
-    assert widths == [7] * 3 + [5] * 10, out
+    assert widths == [8] * 3 + [5] * 10, out
     for line in out.splitlines():
         for raw in ("*em*", "<b>", "`code`", "[l]"):
             assert raw not in line, line

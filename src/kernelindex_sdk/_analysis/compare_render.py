@@ -11,10 +11,11 @@ from typing import Any, Final, Protocol
 from .._base.display import csv_cell, markdown_text, printable
 from .._base.noise import NOISY_SPREAD
 from ..errors import ArgumentError
+from ..verdict import DEGRADED, NOISE_Z, Verdict
 from .runs import Run
 from .tables import markdown_table, spread, text_table
 
-__all__ = ["FORMATS", "noise_legend", "pairs_as_json", "render"]
+__all__ = ["FORMATS", "noise_legend", "pairs_as_json", "render", "verdict_cell"]
 
 FORMATS: Final = ("text", "markdown", "json", "csv")
 _HEADER: Final = ("workload", "base", "new", "BASE median (p20-p80)", "NEW median (p20-p80)")
@@ -42,6 +43,8 @@ class Pair(Protocol):
     def problem(self) -> str | None: ...
     @property
     def run(self) -> Run: ...
+    @property
+    def verdict(self) -> Verdict | None: ...
 
 
 class Comparison(Protocol):
@@ -55,6 +58,7 @@ class Comparison(Protocol):
     def threshold(self) -> float: ...
     def label(self, run: Run) -> str: ...
     def geomeans(self) -> dict[str, float]: ...
+    def geomean_verdicts(self) -> dict[str, Verdict]: ...
 
 
 def render(comparison: Comparison, fmt: str = "text") -> str:
@@ -101,10 +105,19 @@ def _side_cell(run: Run | None, esc: Callable[[str], str], noisy: bool = False) 
 def _delta(pair: Pair) -> tuple[str, str]:
     if pair.ratio is None:
         return "-", "-"
-    ratio = f"{pair.ratio:.3f}"
-    if not pair.significant:
-        return ratio, "~"
-    return ratio, f"{(pair.ratio - 1) * 100:+.1f}%"
+    return f"{pair.ratio:.3f}", verdict_cell(pair.verdict)
+
+
+def verdict_cell(verdict: Verdict | None) -> str:
+    """A verdict as its cell: the change in percent, ``~`` within the noise or under the
+    threshold, ``degraded``, or ``-`` where there is none."""
+    if verdict is None or verdict.ratio is None:
+        return "-"
+    if verdict.kind == DEGRADED:
+        return "degraded"
+    if not verdict.changed:
+        return "~"
+    return f"{(verdict.ratio - 1) * 100:+.1f}%"
 
 
 def _same(text: str) -> str:
@@ -131,13 +144,15 @@ def _table(c: Comparison, *, markdown: bool) -> str:
             cells, notes = [esc(cell) for cell in cells], esc(notes)
         cells += [_side_cell(b, esc, b_noisy), _side_cell(n, esc, n_noisy)]
         rows.append([*cells, ratio, delta, notes])
-    geomeans = c.geomeans()
-    for metric, mean in geomeans.items():
+    geomeans = c.geomean_verdicts()
+    for metric, found in geomeans.items():
         name = "geomean" if len(geomeans) == 1 else f"geomean ({esc(metric)})"
-        rows.append([name, "", "", "", "", f"{mean:.3f}", f"{(mean - 1) * 100:+.1f}%", ""])
+        mean = found.ratio if found.ratio is not None else 1.0
+        rows.append([name, "", "", "", "", f"{mean:.3f}", verdict_cell(found), ""])
     rule = (
-        f"NEW/BASE = NEW median / BASE median; a delta is shown only when it exceeds"
-        f" {c.threshold * 100:g}% and the p20-p80 intervals do not overlap, otherwise ~"
+        f"NEW/BASE = NEW median / BASE median; a delta is shown only when the change passes"
+        f" {NOISE_Z:g} times the noise (the runs' p20-p80, their replicates) and may reach"
+        f" {c.threshold * 100:g}%, otherwise ~; the geomean only when a row changed that way"
     )
     out = []
     if markdown:
@@ -191,6 +206,9 @@ def _side_json(run: Run | None) -> dict[str, Any] | None:
         "p20": None if v is None else v.p20,
         "p80": None if v is None else v.p80,
         "noisy": run.noisy,
+        "samples": run.samples,
+        "runs": run.runs,
+        "degraded": run.degraded,
     }
 
 
@@ -213,6 +231,8 @@ def pairs_as_json(c: Comparison) -> list[dict[str, Any]]:
                 "new": _side_json(pair.new),
                 "ratio": pair.ratio,
                 "significant": pair.significant,
+                "verdict": None if pair.verdict is None else pair.verdict.kind,
+                "evidence": None if pair.verdict is None else pair.verdict.reason,
                 "notes": list(pair.notes),
                 "unpaired": pair.reason,
                 "problem": pair.problem,
@@ -245,6 +265,8 @@ _CSV_COLUMNS: Final = (
     "problem",
     "base_noisy",
     "new_noisy",
+    "verdict",
+    "evidence",
 )
 
 
@@ -273,6 +295,8 @@ def _csv(c: Comparison) -> str:
             row["workloadDigest"],
             row["problem"],
             *((row[side] or {}).get("noisy") for side in ("base", "new")),
+            row["verdict"],
+            row["evidence"],
         ]
         # Every string a record gave is shown as text, never run as a formula.
         writer.writerow([csv_cell(cell) for cell in cells])

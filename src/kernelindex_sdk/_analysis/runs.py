@@ -20,8 +20,11 @@ from .._base.noise import is_noisy
 from .._base.units import NS_PER as _NS_PER
 from .._json import text as _jsontext
 from .._json.converter import as_json
+from ..conditions import degraded_reason
 from ..errors import FileProblem, Problem, SchemaValidationError
+from ..provenance import COMMIT
 from ..validation import InputRules
+from ..verdict import Point
 
 __all__ = ["Run", "RunSet", "Stat", "Workload", "load_runs", "run_set"]
 
@@ -91,6 +94,12 @@ class Run(NamedTuple):
         value: The run's primary number: latency (ns) when it has timing, else the
             first of memory or other medians in its measurements; None for a failed run.
         memory: A memory measurement recorded beside the latency, if any.
+        samples: ``timing.samples``, how many samples the run timed (None when unknown).
+        degraded: Why the run's timing is unfit to compare, by the one rule
+            (:func:`kernelindex_sdk.conditions.degraded_reason`), or None.
+        commit: The ``kernelindex.dev/commit`` annotation, when recorded.
+        runs: How many runs it stands for: 1 for a record; more for the pooled replicates
+            of one point (``compare --history`` builds such a base).
     """
 
     source: str
@@ -107,6 +116,27 @@ class Run(NamedTuple):
     failure: str | None
     value: Stat | None
     memory: Stat | None = None
+    samples: int | None = None
+    degraded: str | None = None
+    commit: str | None = None
+    runs: int = 1
+
+    @property
+    def point(self) -> Point | None:
+        """The run as the verdict reads it (:class:`kernelindex_sdk.verdict.Point`); None
+        for a run without a value."""
+        v = self.value
+        if v is None:
+            return None
+        return Point(
+            median=v.median,
+            p20=v.p20,
+            p80=v.p80,
+            runs=self.runs,
+            # Samples time the latency: another metric's quantiles are not theirs.
+            samples=self.samples if v.metric == "latency" else None,
+            degraded=self.degraded,
+        )
 
     @property
     def implementation(self) -> str:
@@ -207,6 +237,10 @@ class RunSet:
         protocol, environment = spec["protocolDigest"], spec["environmentDigest"]
         observed_at = spec["observedAt"]
         implementation_digest = spec["implementationDigest"]
+        timing = spec.get("timing")
+        samples = None if timing is None else timing.get("samples")
+        annotations = run["metadata"].get("annotations")
+        commit = None if annotations is None else annotations.get(COMMIT)
         # Positional: 100,000 of these are built, and keywords cost twice as much.
         return Run(
             source,
@@ -223,6 +257,10 @@ class RunSet:
             None if failure is None else f"{failure['reason']}: {failure['message']}",
             value,
             memory,
+            samples,
+            # Only a run that recorded its GPU's state can be degraded.
+            None if "conditions" not in spec else degraded_reason(spec),
+            None if commit is None else intern(commit, commit),
         )
 
 

@@ -51,6 +51,7 @@ def _cmd_compare(args: argparse.Namespace, io: Streams) -> int:
         across_protocols=args.across_protocols,
         base_provider=args.base_provider,
         new_provider=args.new_provider,
+        include_degraded=args.include_degraded,
     )
     return _verdict(args, io, result, invalid)
 
@@ -85,9 +86,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="pair the runs of two inputs by digest: ratios, significance, a regression gate",
         description=(
             "Pair runs of BASE and NEW that share workload, protocol and environment digests"
-            " (by implementation where a side has several) and show NEW/BASE per pair. A"
-            " change is significant when it exceeds --threshold and the p20-p80 intervals do"
-            " not overlap; otherwise '~'. Exits 0; 1 when an input record is invalid (it is"
+            " (by implementation where a side has several; replicates pooled) and show"
+            " NEW/BASE per pair. A change counts when it passes 3.29 times the noise (the"
+            " runs' p20-p80, their replicates) and may reach --threshold; otherwise '~'; a"
+            " degraded run says 'degraded'. Exits 0; 1 when an input record is invalid (it is"
             " reported and left out) or --fail-on-regression trips; 2 on usage or I/O errors."
         ),
     )
@@ -99,13 +101,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         type=percent,
         default=compare.DEFAULT_THRESHOLD * 100,
         metavar="PCT",
-        help="smallest change that can be significant, in percent (default: 5)",
+        help="smallest change that counts, in percent (default: 5)",
     )
     cmp.add_argument(
         "--fail-on-regression",
         type=percent,
         metavar="PCT",
-        help="exit 1 when a significant pair is slower by more than PCT percent",
+        help="exit 1 when the verdict calls a pair slower, by more than PCT percent",
+    )
+    cmp.add_argument(
+        "--include-degraded",
+        action="store_true",
+        help="judge runs whose GPU was throttled or whose clocks fell (default: 'degraded')",
     )
     cmp.add_argument(
         "--across-environments",

@@ -10,7 +10,9 @@ from .._base.numbers import MAX_TEXT, parse_integer
 from ..errors import ArgumentError
 from ..store import open_store
 from ..store.branch_compare import compare_to_branch
-from ..store.history import FORMATS, history, render_history, skipped_notices
+from ..store.history import FORMATS, render_history, series_history, skipped_notices
+from ..store.relative import relative_history, relative_json_text, relative_table
+from ..store.series import group_series
 from ._common import EXIT_OK, EXIT_USAGE, Streams, notice, stdout_fd
 from ._verdict import load, problems, verdict, write
 from .store import add_db, add_filters, filters_of
@@ -42,13 +44,35 @@ def window(text: str) -> int:
 def _cmd_history(args: argparse.Namespace, io: Streams) -> int:
     filters: dict[str, Any] = filters_of(args)
     with open_store(args.db, create=False) as store:
-        found = history(store.rows(**filters), spec=store.spec)
+        grouped = group_series(store.rows(**filters))
+        found = series_history(grouped, spec=store.spec, include_degraded=args.include_degraded)
+        provider = filters.pop("provider", None)
+        # A relative series divides by its baseline's runs: those are read too.
+        every = grouped if provider is None else group_series(store.rows(**filters))
+        relative = [
+            h
+            for h in relative_history(
+                every,
+                spec=store.spec,
+                baseline=args.baseline,
+                include_degraded=args.include_degraded,
+            )
+            if provider is None or h.key.provider == provider
+        ]
     say = notice(io)
     for line in skipped_notices(found):
         say(line)
     if args.changed:
         found = [h for h in found if h.changes]
-    write(render_history(found, args.format, points=args.points), io)
+        relative = [h for h in relative if h.changes]
+    text = render_history(found, args.format, points=args.points)
+    if args.format == "json":
+        text = relative_json_text(text, relative)
+    elif relative:
+        text += "\n" + relative_table(
+            relative, markdown=args.format == "markdown", points=args.points
+        )
+    write(text, io)
     return EXIT_OK
 
 
@@ -93,6 +117,7 @@ def compare_with_branch(args: argparse.Namespace, io: Streams) -> int:
             spec=store.spec,
             branch=args.history,
             threshold=args.threshold / 100,
+            include_degraded=args.include_degraded,
         )
     return verdict(args, io, result, invalid)
 
@@ -127,9 +152,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " binary segmentation with a Student t test (p < 0.001, Bonferroni over the"
             " splits; a circular test finds a step there and back; outlying runs weigh"
             " less), each step with its cause (implementation, environment, labels or"
-            " unexplained). Series shorter than 6 points are judged step by step with"
-            " compare's rule. Failed runs are listed apart: they carry no timing. Exits 0;"
-            " 2 when the store cannot be opened, or on usage errors."
+            " unexplained). Runs of one commit with the same digests are replicates, pooled"
+            " into one point. Series shorter than 6 points are judged step by step with"
+            " the one verdict. Failed runs are listed apart: they carry no timing; degraded"
+            " points too, unless --include-degraded. Exits 0; 2 when the store cannot be"
+            " opened, or on usage errors."
         ),
     )
     add_filters(hist)
@@ -144,5 +171,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     hist.add_argument(
         "--changed", action="store_true", help="only the series that have change points"
+    )
+    hist.add_argument(
+        "--baseline",
+        metavar="PROVIDER",
+        help=(
+            "the baseline of runs without a kernelindex.dev/baseline label: each other"
+            " implementation's relative series divides it by this provider's run of the"
+            " same commit, machine and workload (default: labelled runs only)"
+        ),
+    )
+    hist.add_argument(
+        "--include-degraded",
+        action="store_true",
+        help="look for change points in degraded points too (default: listed, never judged)",
     )
     hist.set_defaults(run=_cmd_history)

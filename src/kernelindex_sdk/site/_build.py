@@ -8,8 +8,10 @@ Layout of ``OUT/``::
     data/index.js            one entry per series (the Trends picker, Runs' facets)
     data/series/ID.js        one series: its runs, its line, its steps
     data/records/ID.js       the stored text of that series' records (deflated, base64)
+    data/relative/ID.js      one relative series: each commit's ratio, its change points
     data/refs.js             the commits and branches Compare offers
-    data/refs/KEY.js         one commit's or branch's latest run of each series
+    data/refs/KEY.js         one commit or branch against the main branch's history: the
+                             verdict of each series it measured
 
 Every data file is a script registering its payload (see _payload), so the page works
 from ``file://`` as from any static host.
@@ -34,10 +36,19 @@ from .._base.arguments import path, short_repr, text
 from .._version import __version__
 from ..errors import ArgumentError, InputError, OutputIsInputError, input_errors
 from ..store import RunRow, open_store
-from ..store.series import group_series as store_series
-from ..store.series import skip_notice
-from ._model import StepFinder, group_series, history_steps, regressions
-from ._pages import facets, health, refs, run_cells, series_entry, step_cells
+from ..store.series import group_series, skip_notice, utc_instant
+from ..verdict import DEFAULT_THRESHOLD
+from ._model import StepFinder, build_lines, relative_id
+from ._pages import (
+    facets,
+    health,
+    refs,
+    relative_entry,
+    relative_payload,
+    run_cells,
+    series_entry,
+    step_cells,
+)
 from ._payload import pack, write_script
 
 __all__ = ["MARKER", "RecordSource", "SiteSummary", "build_site", "write_site"]
@@ -74,7 +85,7 @@ class SiteSummary:
         out: The folder.
         runs: Runs shown.
         series: Series (one data file each, and one of record texts).
-        regressions: Lines Health lists as slower now.
+        regressions: Lines and relative series Health lists as slower now.
         files: Files written.
         landing_bytes: Bytes the landing page loads (page, assets, data/site.js).
         left_out: One line per run shown but left out of its series' change-point test
@@ -158,7 +169,8 @@ def write_site(
         source: Where the runs come from (a :class:`~kernelindex_sdk.store.Store`).
         find_steps: The change points of a line (its runs in order); default
             :func:`kernelindex_sdk.store.history.history`'s, causes named from
-            ``source.spec``.
+            ``source.spec``, with its relative series. A finder's step without a verdict
+            gets the one verdict on the runs either side of it.
         main_branch: The branch whose runs make each series' line and Health.
         title: The page title.
         bandwidths: Peak bandwidth in bytes/s by GPU product, over GPU_BANDWIDTH.
@@ -184,51 +196,63 @@ def write_site(
     text(title, "title")
     bandwidths = _bandwidth_table(bandwidths)
     rows = source.rows()
-    series = group_series(
-        rows, main_branch=main_branch, workload=lambda d: source.spec("workload", d)
+    grouped = group_series(rows)
+    lines, relative = build_lines(
+        grouped, main_branch=main_branch, spec=source.spec, find_steps=find_steps
     )
-    left_out = _left_out(rows)
-    finder = find_steps if find_steps is not None else history_steps(source.spec)
-    steps = {s.id: list(finder(s.line_runs)) for s in series}
-    entries = [series_entry(s, bandwidths) for s in series]
-    menu, ref_files = refs(series)
-    regressed = health(series, steps, bandwidths)
+    left_out = _left_out(grouped)
+    entries = [series_entry(s, bandwidths) for s in lines]
+    families = _latest_by_family(lines)
+    relative_entries = [
+        relative_entry(h, _stale(h.series.points[-1].run, families)) for h in relative
+    ]
+    menu, ref_files = refs(lines, main_branch)
+    shown = health(lines, relative, bandwidths)
+    slower = sum(1 for r in shown["now"] if r["verdict"] == "regression")
     with input_errors(target):
         tmp = _prepare(target)
     try:
         _copy_static(tmp)
         files = len(_STATIC) + len(_VENDOR)
-        for s, entry in zip(series, entries, strict=True):
+        for s, entry in zip(lines, entries, strict=True):
             payload = dict(entry)
             payload.update(
                 runs=[run_cells(run) for run in s.runs],
                 line=list(s.line),
-                steps=[step_cells(step) for step in steps[s.id]],
+                steps=[step_cells(step) for step in s.steps],
             )
             write_script(tmp, f"series/{s.id}", payload)
             texts = dict(source.records([run.name for run in s.runs]))
             write_script(tmp, f"records/{s.id}", pack(texts))
             files += 2
+        for h in relative:
+            write_script(tmp, f"relative/{relative_id(h)}", relative_payload(h))
+        files += len(relative)
         for key, payload in ref_files.items():
             write_script(tmp, f"refs/{key}", payload)
         files += len(ref_files)
         write_script(tmp, "refs", menu)
-        write_script(tmp, "index", {"series": entries})
+        write_script(tmp, "index", {"series": entries, "relative": relative_entries})
         site = {
             "title": title,
             "generatedAt": now().strftime("%Y-%m-%dT%H:%M:%SZ"),
             "sdkVersion": __version__,
             "mainBranch": main_branch,
+            "threshold": DEFAULT_THRESHOLD,
             "counts": {
                 "runs": len(rows),
-                "series": len(series),
-                "workloads": len({s.key.workload_digest for s in series}),
-                "regressions": len(regressions(series, steps)),
+                "series": len(lines),
+                "relative": len(relative),
+                "workloads": len({s.key.workload_digest for s in lines}),
+                "regressions": slower,
+                "improvements": sum(1 for r in shown["now"] if r["verdict"] == "improvement"),
+                "stale": len(shown["stale"]),
                 "commits": len(menu["commits"]),
                 "branches": len(menu["branches"]),
                 "leftOut": len(left_out),
             },
-            "health": regressed,
+            "health": shown["now"],
+            "stale": shown["stale"],
             "facets": facets(rows, entries),
         }
         landing = write_script(tmp, "site", site)
@@ -248,21 +272,37 @@ def write_site(
     return SiteSummary(
         out=target,
         runs=len(rows),
-        series=len(series),
-        regressions=len(regressions(series, steps)),
+        series=len(lines),
+        regressions=slower,
         files=files,
         landing_bytes=landing,
         left_out=left_out,
     )
 
 
-def _left_out(rows: Sequence[RunRow]) -> tuple[str, ...]:
+def _latest_by_family(lines: Sequence[Any]) -> dict[tuple[str, str], str]:
+    latest: dict[tuple[str, str], str] = {}
+    for s in lines:
+        for run in s.line_runs:
+            family = (run.operation or "", run.pass_ or "")
+            when = utc_instant(run.order_key)
+            if when > latest.get(family, ""):
+                latest[family] = when
+    return latest
+
+
+def _stale(run: RunRow, families: Mapping[tuple[str, str], str]) -> bool:
+    family = (run.operation or "", run.pass_ or "")
+    return utc_instant(run.order_key) < families.get(family, "")
+
+
+def _left_out(grouped: Sequence[Any]) -> tuple[str, ...]:
     """A line for each run that did not fail yet has no positive latency median: the
     store's series leave it out of the change-point test (its ratio to any other is
     undefined), so the build says so rather than drop it silently."""
     return tuple(
         skip_notice(row, f"{row.operation} {row.pass_} · {row.provider} · {row.hardware}")
-        for series in store_series(rows)
+        for series in grouped
         for row in series.skipped
     )
 

@@ -16,12 +16,12 @@ from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 
 from ._rows import RunRow
-from .series import skip_text
+from .series import degraded_column, skip_text
 
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
 
-__all__ = ["history_as_json", "history_json_text", "number_text"]
+__all__ = ["change_json", "history_as_json", "history_json_text", "number_text"]
 
 # json's own string encoder (C): quotes and escapes one string as JSON.
 _STRING: Final = json.encoder.encode_basestring
@@ -154,7 +154,7 @@ def _point_json(row: RunRow) -> dict[str, Any]:
     }
 
 
-def _change_json(change: Change) -> dict[str, Any]:
+def change_json(change: Change) -> dict[str, Any]:
     return {
         "index": change.index,
         "commit": change.commit,
@@ -170,6 +170,10 @@ def _change_json(change: Change) -> dict[str, Any]:
         "after": change.after_ns,
         "pValue": change.p_value,
         "tested": change.tested,
+        "verdict": None if change.verdict is None else change.verdict.kind,
+        "evidence": None if change.verdict is None else change.verdict.reason,
+        "causes": list(change.causes or (change.cause,)),
+        "movedWith": list(change.moved_with),
     }
 
 
@@ -215,10 +219,26 @@ def history_as_json(found: Sequence[SeriesHistory], *, points: bool = True) -> d
                     for r in h.series.failed
                 ],
                 "skipped": [_skipped_json(r) for r in h.series.skipped],
-                "changes": [_change_json(c) for c in h.changes],
+                "noise": None
+                if h.noise is None
+                else {"sd": h.noise.sd, "df": h.noise.df, "source": h.noise.source},
+                "replicates": [[a, b - a] for a, b in h.groups if b - a > 1],
+                "degraded": _degraded_json(h.series.points),
+                "changes": [change_json(c) for c in h.changes],
             }
         )
     return {"series": series}
+
+
+def _degraded_json(points: Sequence[RunRow]) -> list[dict[str, Any]]:
+    marks = degraded_column(points)
+    if marks.count(None) == len(marks):
+        return []
+    return [
+        {"index": i, "run": row.name, "reason": reason}
+        for i, (row, reason) in enumerate(zip(points, marks, strict=True))
+        if reason is not None
+    ]
 
 
 def _skipped_json(row: RunRow) -> dict[str, Any]:
@@ -245,9 +265,8 @@ def history_json_text(found: Sequence[SeriesHistory]) -> str:
         head = _series_head(h)
         del head["points"]
         tail = {
-            "failed": head.pop("failed"),
-            "skipped": head.pop("skipped"),
-            "changes": head.pop("changes"),
+            key: head.pop(key)
+            for key in ("failed", "skipped", "noise", "replicates", "degraded", "changes")
         }
         parts += [", " if i else "", json.dumps(head, ensure_ascii=False)[:-1], ', "points": [']
         parts += _points_parts(h.series.points)

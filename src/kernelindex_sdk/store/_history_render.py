@@ -12,9 +12,9 @@ from .series import skip_text
 if TYPE_CHECKING:
     from ._history_types import Change, SeriesHistory
 
-__all__ = ["render_table"]
+__all__ = ["cause_text", "render_table"]
 
-_CHANGE_HEADER = ("at", "commit", "ratio", "direction", "cause", "what changed", "test")
+_CHANGE_HEADER = ("at", "commit", "ratio", "direction", "verdict", "cause", "what changed", "test")
 _POINT_HEADER = ("#", "commit", "observedAt", "median (p20-p80)", "run")
 _SKIPPED_HEADER = ("left out", "observedAt", "median", "run", "why")
 
@@ -25,19 +25,29 @@ def _commit(commit: str | None, text: Callable[[str], str]) -> str:
 
 def _test(change: Change) -> str:
     if not change.tested:
-        return "compare's rule (too short to test)"
+        return "the verdict between neighbours (too short to test)"
     return f"p={change.p_value:.2g}"
+
+
+def cause_text(change: Change) -> str:
+    """The change's causes, with the co-measured lines that moved with it."""
+    text = " + ".join(change.causes or (change.cause,))
+    if change.moved_with:
+        text += f" (shared: moved with {', '.join(change.moved_with)})"
+    return text
 
 
 def _change_row(h: SeriesHistory, change: Change, text: Callable[[str], str]) -> list[str]:
     levels = f"{quantity(change.before_ns, 'ns')} -> {quantity(change.after_ns, 'ns')}"
     what = "; ".join(str(d) for d in change.differences) or "nothing recorded"
+    verdict = "-" if change.verdict is None else change.verdict.kind
     return [
         f"{change.index}/{len(h.series.points)}",
         _commit(change.commit, text),
         f"{change.ratio:.3f}",
         f"{change.direction} ({levels})",
-        change.cause,
+        verdict,
+        text(cause_text(change)),
         text(what),
         _test(change),
     ]
@@ -85,8 +95,11 @@ def render_table(found: Sequence[SeriesHistory], *, markdown: bool, points: int)
             count += f", {len(series.failed)} failed run(s) (no timing; not in the points)"
         if series.skipped:
             count += f", {len(series.skipped)} run(s) left out (no positive median; below)"
-        if not h.tested and len(series.points) > 1:
-            count += ", too short to test: compare's rule between neighbours"
+        pooled = sum(1 for a, b in h.groups if b - a > 1)
+        if pooled:
+            count += f", {pooled} pooled from replicates (runs of one commit)"
+        if not h.tested and len(h.groups or series.points) > 1:
+            count += ", too short to test: the verdict between neighbours"
         out += [f"### {title}" if markdown else title, f"{count}", ""]
         if h.follows is not None:
             what = text("; ".join(str(d) for d in h.follows.differences) or "protocol digest")

@@ -11,12 +11,24 @@ from typing import Any, Final
 
 import attrs
 
+from ..verdict import Noise, Verdict
 from .series import Series, SeriesKey
 
 __all__ = ["CAUSES", "Change", "Difference", "MethodChange", "SeriesHistory"]
 
-#: What a change point's ``cause`` can be, most specific first.
-CAUSES: Final = ("implementation", "environment", "labels", "unexplained")
+#: What a change point's ``cause`` can be, most specific first: the code that ran, the
+#: baseline's code (a relative series), the machine's software (or a shift every
+#: co-measured line shared), the workload's recorded parameters and the GPU (a relative
+#: series carried on), only the labels, or nothing recorded.
+CAUSES: Final = (
+    "implementation",
+    "baseline",
+    "environment",
+    "workload",
+    "hardware",
+    "labels",
+    "unexplained",
+)
 
 
 def _show(value: Any, *, quote: bool = True) -> str:
@@ -62,9 +74,17 @@ class Change:
         before_ns: The level before the step, in ns.
         after_ns: The level after it, in ns.
         p_value: The test's p-value; None when the series was too short to test.
-        tested: False when compare's rule between two neighbours decided (short series).
+        tested: False when the verdict between two neighbours decided (short series).
         run: The name of the first run after the step.
         commit: That run's commit, when recorded.
+        verdict: The one verdict on the levels either side of the step
+            (:func:`kernelindex_sdk.verdict.judge`): a regression or an improvement (a
+            step it calls neither is no change, and not listed).
+        causes: Every cause that applies, :attr:`cause` first (a relative series whose
+            code and GPU changed at one step names both).
+        moved_with: The co-measured lines (the same workload, commit and machine, other
+            implementations) that moved by the same factor: a shared shift, which makes
+            the cause ``environment``.
     """
 
     index: int
@@ -78,6 +98,9 @@ class Change:
     tested: bool
     run: str
     commit: str | None
+    verdict: Verdict | None = None
+    causes: tuple[str, ...] = ()
+    moved_with: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -106,6 +129,10 @@ class SeriesHistory:
         workload: The workload object when stored (operation, pass, parameters).
         follows: When the same measurement was taken before under another protocol, that
             protocol and what differs: a method change, never compared across.
+        noise: The run-to-run noise its replicates show (or, where it has none, the
+            scatter between its neighbouring points), which its verdicts assume.
+        groups: ``(start, stop)`` in the points of each point's replicates (one run each
+            where no run repeats a commit): what the change points were found on.
     """
 
     series: Series
@@ -113,6 +140,8 @@ class SeriesHistory:
     tested: bool
     workload: Mapping[str, Any] | None = None
     follows: MethodChange | None = None
+    noise: Noise | None = None
+    groups: tuple[tuple[int, int], ...] = ()
 
     @property
     def key(self) -> SeriesKey:

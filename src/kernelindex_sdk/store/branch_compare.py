@@ -2,17 +2,26 @@
 
 ``kernelindex compare --history BRANCH NEW`` pairs each NEW run with the series of the
 same workload, implementation (provider and entry point), protocol and GPU on BRANCH,
-and compares it with the series' latest point, or with the median of its last N points
-(``window``): the median, p20 and p80 of the base are then each the median of those
-points' own. Pairing, the significance rule, the formats and the regression gate are
-``kernelindex compare``'s own: this module only builds the base side from the store's
-columns, so no stored record text is parsed.
+and compares it with the series' latest point (its replicates pooled), or with the median
+of its last N points (``window``): the median, p20 and p80 of the base are then each the
+median of those points' own. The verdict knows the series' noise: what its replicates
+show, else the scatter between its points.
+
+NEW is never its own base: the stored runs that are NEW's records (the same names, as
+when NEW was ingested before the check) and the runs of NEW's own commit (a CI job run
+again) are left out of the series first, and the note says how many. A degraded point is
+passed over for the latest fit one.
+
+Pairing, the formats and the regression gate are ``kernelindex compare``'s own: this
+module only builds the base side from the store's columns, so no stored record text is
+parsed.
 """
 
 from __future__ import annotations
 
+import bisect
 import statistics
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -20,11 +29,21 @@ import attrs
 from .. import compare as _compare
 from .._analysis.runs import Run, RunSet, Stat, Workload, run_set
 from ..errors import ArgumentError
+from ..verdict import (
+    DEFAULT_THRESHOLD,
+    Noise,
+    Point,
+    Verdict,
+    judge,
+    pool,
+    replicate_noise,
+    scatter_noise,
+)
 from ._rows import RunRow
-from .history import SpecLookup
-from .series import Series, SeriesKey, group_series
+from .history import SCATTER_POINTS, Line, SpecLookup
+from .series import Series, SeriesKey, group_series, row_degraded, utc_instant
 
-__all__ = ["Baseline", "baseline", "compare_to_branch"]
+__all__ = ["Baseline", "Judged", "SeriesBase", "baseline", "compare_to_branch", "judge_new"]
 
 
 @attrs.frozen
@@ -36,11 +55,14 @@ class Baseline:
             last points (``window``).
         notes: Per base run name, what the base is (``main: latest of 12 point(s)...``).
         hardware: Per base run name, its series' GPU.
+        noise: Per base run name, the series' noise (its replicates', else the scatter
+            between its points), when known.
     """
 
     runs: RunSet
     notes: dict[str, str]
     hardware: dict[str, str]
+    noise: dict[str, Noise | None] = attrs.field(factory=dict)
 
 
 def _hardware(run: Run, new: RunSet) -> str:
@@ -83,7 +105,7 @@ def _chosen(
         yield from same or found[-1:]
 
 
-def _median(values: list[int | None]) -> float | None:
+def _median(values: list[Any]) -> float | None:
     known = [v for v in values if v is not None]
     return None if len(known) < len(values) or not known else float(statistics.median(known))
 
@@ -102,19 +124,53 @@ def _workload(spec: SpecLookup | None, digest: str, row: RunRow) -> Workload | N
     )
 
 
-def _base_run(series: Series, window: int, workload: Workload | None, branch: str) -> Run:
-    shown = series.points[-window:]
-    latest = shown[-1]
-    if len(shown) == 1:
-        value = Stat("latency", "ns", float(latest.median_ns or 0), latest.p20_ns, latest.p80_ns)
+@attrs.frozen
+class _Base:
+    """The base of one series: its chosen points and what they pool."""
+
+    line: Line
+    chosen: list[int]
+    left_out: int
+    passed_over: int
+
+    @property
+    def latest(self) -> RunRow:
+        line = self.line
+        return line.series.points[line.groups[self.chosen[-1]][0]]
+
+
+def _choose(
+    series: Series, window: int, new_names: set[str], new_commits: set[str]
+) -> _Base | None:
+    """The base points of ``series``: NEW's own runs left out, degraded points passed over."""
+    points = series.points
+    mine = [r for r in points if r.name not in new_names and r.commit not in new_commits]
+    if not mine:
+        return None
+    line = Line.of(series if len(mine) == len(points) else attrs.evolve(series, points=tuple(mine)))
+    fit = [g for g in range(len(line.groups)) if line.degraded[g] is None]
+    # Every point degraded: the latest stands, and the verdict says degraded.
+    chosen = fit[-window:] if fit else [len(line.groups) - 1]
+    passed = sum(1 for g in range(len(line.groups)) if g > chosen[-1])
+    return _Base(line, chosen, len(points) - len(mine), passed)
+
+
+def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
+    line, chosen = base.line, base.chosen
+    latest = base.latest
+    if len(chosen) == 1:
+        point = line.point(chosen[0])
+        value = Stat("latency", "ns", float(point.median), point.p20, point.p80)
+        runs, degraded = point.runs, point.degraded
     else:
         value = Stat(
             "latency",
             "ns",
-            float(statistics.median(p.median_ns or 0 for p in shown)),
-            _median([p.p20_ns for p in shown]),
-            _median([p.p80_ns for p in shown]),
+            float(statistics.median(line.medians[g] for g in chosen)),
+            _median([line.lows[g] for g in chosen]),
+            _median([line.highs[g] for g in chosen]),
         )
+        runs, degraded = len(chosen), None
     return Run(
         f"{branch}: {latest.name}",
         latest.name,
@@ -129,16 +185,226 @@ def _base_run(series: Series, window: int, workload: Workload | None, branch: st
         latest.entry_point,
         None,
         value,
+        None,
+        None,
+        degraded,
+        latest.commit,
+        runs,
     )
 
 
-def _note(series: Series, window: int, branch: str) -> str:
-    shown = series.points[-window:]
-    commit = shown[-1].commit
+def _note(base: _Base, window: int, branch: str) -> str:
+    line = base.line
+    count = len(line.groups)
+    commit = base.latest.commit
     at = "" if commit is None else f", commit {commit[:12]}"
-    if len(shown) == 1:
-        return f"{branch}: latest of {len(series.points)} point(s){at}"
-    return f"{branch}: median of its last {len(shown)} point(s){at}"
+    if len(base.chosen) == 1:
+        runs = line.runs[base.chosen[0]]
+        pooled = f" ({runs} runs pooled)" if runs > 1 else ""
+        text = f"{branch}: latest of {count} point(s){at}{pooled}"
+    else:
+        text = f"{branch}: median of its last {len(base.chosen)} point(s){at}"
+    if base.passed_over:
+        text += f"; {base.passed_over} later degraded point(s) passed over"
+    if base.left_out:
+        text += f"; {base.left_out} run(s) of NEW itself left out"
+    return text
+
+
+@attrs.frozen
+class Judged:
+    """NEW's point of one series against the series' base, as ``compare --history`` judges.
+
+    Attributes:
+        verdict: The one verdict.
+        base: The run that stands for the base (its latest point's first run).
+        new: The run that stands for NEW (its latest run).
+        note: What the base is (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
+    """
+
+    verdict: Verdict
+    base: RunRow
+    new: RunRow
+    note: str
+
+
+def _observed_at(row: RunRow) -> str:
+    return row.observed_at
+
+
+def _row_point(row: RunRow) -> Point:
+    return Point(
+        median=float(row.median_ns or 0),
+        p20=row.p20_ns,
+        p80=row.p80_ns,
+        degraded=row_degraded(row),
+    )
+
+
+class SeriesBase:
+    """A branch's series made ready to judge many NEWs against its history: the base and
+    noise of any point's past read from lists built once (the dashboard's Compare page
+    asks it for each commit it offers).
+
+    Args:
+        series: The branch's series.
+    """
+
+    def __init__(self, series: Series) -> None:
+        self.series = series
+        self.line = Line.of(series)
+        points = series.points
+        groups = self.line.groups
+        self._starts = [utc_instant(points[a].order_key) for a, _ in groups]
+        self._commits: dict[str, int] = {}
+        self._names: dict[str, int] = {}
+        for g, (a, b) in enumerate(groups):
+            for row in points[a:b]:
+                self._names[row.name] = g
+                if row.commit is not None:
+                    self._commits.setdefault(row.commit, g)
+        # As Line.noise reads them: each group of two runs or more, its medians.
+        self._replicated = [
+            (g, [r.median_ns for r in points[a:b] if r.median_ns])
+            for g, (a, b) in enumerate(groups)
+            if b - a > 1
+        ]
+
+    def _noise(self, end: int) -> Noise | None:
+        found = replicate_noise([m for g, m in self._replicated if g < end])
+        if found is None:
+            found = scatter_noise(self.line.medians[max(0, end - SCATTER_POINTS) : end])
+        return found
+
+    def judge(
+        self,
+        new: Sequence[RunRow],
+        *,
+        window: int = 1,
+        threshold: float = DEFAULT_THRESHOLD,
+        before: str | None = None,
+        include_degraded: bool = False,
+        branch: str = "BRANCH",
+    ) -> Judged | None:
+        """As :func:`judge_new` (its arguments but the series)."""
+        if not new:
+            return None
+        names = {r.name for r in new}
+        commits = {r.commit for r in new if r.commit is not None}
+        end = len(self.line.groups) if before is None else bisect.bisect_left(self._starts, before)
+        excluded = [self._names[n] for n in names if n in self._names]
+        excluded += [self._commits[c] for c in commits if c in self._commits]
+        if any(g < end for g in excluded):
+            # NEW's own runs inside the history: left out one by one, as compare does.
+            return _judge_leaving_out(
+                self.series, new, window, threshold, before, include_degraded, branch
+            )
+        if end == 0:
+            return None
+        line = self.line
+        prefix = Line(
+            line.series,
+            line.groups[:end],
+            line.medians[:end],
+            line.lows[:end],
+            line.highs[:end],
+            line.runs[:end],
+            line.degraded[:end],
+        )
+        fit = [g for g in range(end) if prefix.degraded[g] is None]
+        chosen = fit[-window:] if fit else [end - 1]
+        base = _Base(prefix, chosen, 0, sum(1 for g in range(end) if g > chosen[-1]))
+        return _judged(base, new, self._noise(end), threshold, include_degraded, window, branch)
+
+
+def _judged(
+    chosen: _Base,
+    new: Sequence[RunRow],
+    noise: Noise | None,
+    threshold: float,
+    include_degraded: bool,
+    window: int,
+    branch: str,
+) -> Judged | None:
+    base = _base_run(chosen, None, branch).point
+    if base is None:  # pragma: no cover - a base run always has a value
+        return None
+    # The latest observed stands for NEW, the first of equals, as compare chooses it.
+    latest = max(new, key=_observed_at)
+    same = [
+        r
+        for r in new
+        if r.implementation_digest == latest.implementation_digest
+        and r.environment_digest == latest.environment_digest
+        and r.commit == latest.commit
+    ]
+    mine = pool(_row_point(r) for r in same)
+    found = judge(base, mine, threshold=threshold, noise=noise, include_degraded=include_degraded)
+    return Judged(found, chosen.latest, latest, _note(chosen, window, branch))
+
+
+def judge_new(
+    series: Series,
+    new: Sequence[RunRow],
+    *,
+    window: int = 1,
+    threshold: float = DEFAULT_THRESHOLD,
+    before: str | None = None,
+    include_degraded: bool = False,
+    branch: str = "BRANCH",
+) -> Judged | None:
+    """NEW's runs of ``series`` (its replicates pooled) against the series' base.
+
+    The rule of :func:`compare_to_branch`, for runs already read as rows: NEW's own runs
+    and commit are left out of the series, degraded points passed over, the base is the
+    latest point (or the median of the last ``window``), and the verdict knows the series'
+    noise. :class:`SeriesBase` asks the same of one series many times.
+
+    Args:
+        series: The branch's series.
+        new: NEW's runs of that series (timed, in order).
+        window: As for :func:`compare_to_branch`.
+        threshold: As for :func:`compare_to_branch`.
+        before: Only the series' points ordered before this UTC instant (a commit
+            against the history before it); None: all.
+        include_degraded: As for :func:`compare_to_branch`.
+        branch: The branch's name, for the note.
+
+    Returns:
+        The verdict with its base, or None when the series has no base for NEW.
+    """
+    return SeriesBase(series).judge(
+        new,
+        window=window,
+        threshold=threshold,
+        before=before,
+        include_degraded=include_degraded,
+        branch=branch,
+    )
+
+
+def _judge_leaving_out(
+    series: Series,
+    new: Sequence[RunRow],
+    window: int,
+    threshold: float,
+    before: str | None,
+    include_degraded: bool,
+    branch: str,
+) -> Judged | None:
+    """:func:`judge_new` where NEW's own runs sit in the history: left out one by one."""
+    points = series.points
+    if before is not None:
+        points = tuple(p for p in points if utc_instant(p.order_key) < before)
+    chosen = _choose(
+        attrs.evolve(series, points=points),
+        window,
+        {r.name for r in new},
+        {r.commit for r in new if r.commit is not None},
+    )
+    if chosen is None:
+        return None
+    return _judged(chosen, new, chosen.line.noise(), threshold, include_degraded, window, branch)
 
 
 def baseline(
@@ -167,17 +433,24 @@ def baseline(
     if window < 1:
         raise ArgumentError(argument="window", reason=f"expected an integer >= 1, got {window!r}")
     wanted = _wanted(new)
+    new_names = {r.name for r in new.runs}
+    new_commits = {r.commit for r in new.runs if r.commit is not None}
     base = RunSet()
     notes: dict[str, str] = {}
     hardware: dict[str, str] = {}
+    noise: dict[str, Noise | None] = {}
     seen_objects: set[str] = set()
     for series in _chosen(group_series(rows), wanted):
         key: SeriesKey = series.key
-        latest = series.points[-1]
-        run = _base_run(series, window, _workload(spec, key.workload_digest, latest), branch)
+        chosen = _choose(series, window, new_names, new_commits)
+        if chosen is None:
+            continue
+        latest = chosen.latest
+        run = _base_run(chosen, _workload(spec, key.workload_digest, latest), branch)
         base.runs.append(run)
-        notes[run.name] = _note(series, window, branch)
+        notes[run.name] = _note(chosen, window, branch)
         hardware[run.name] = key.hardware
+        noise[run.name] = chosen.line.noise()
         if spec is None:
             continue
         for kind, digest in (
@@ -190,7 +463,7 @@ def baseline(
                 found = spec(kind, digest)
                 if found is not None:
                     base.objects[digest] = found
-    return Baseline(base, notes, hardware)
+    return Baseline(base, notes, hardware, noise)
 
 
 def compare_to_branch(
@@ -201,13 +474,17 @@ def compare_to_branch(
     spec: SpecLookup | None = None,
     branch: str = "BRANCH",
     threshold: float = _compare.DEFAULT_THRESHOLD,
+    include_degraded: bool = False,
 ) -> _compare.Comparison:
     """Compare NEW with each matching series' latest point(s) on a branch.
 
-    Runs pair as in :func:`kernelindex_sdk.compare.compare` across environments (a
-    series keeps its GPU but not its driver or torch: a row whose environments differ
-    says so), each NEW run only with the series of its own GPU. Each pair notes what its
-    base is (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
+    NEW's own records and the runs of its commit are left out of the series first, so
+    that NEW is never compared with itself (ingested before the check, or a job run
+    again); the verdict knows each series' noise. Runs pair as in
+    :func:`kernelindex_sdk.compare.compare` across environments (a series keeps its GPU
+    but not its driver or torch: a row whose environments differ says so), each NEW run
+    only with the series of its own GPU. Each pair notes what its base is
+    (``main: latest of 12 point(s), commit 1a2b3c4d5e6f``).
 
     Args:
         rows: The branch's runs (``Store.rows(branch=...)``), failed ones included.
@@ -216,6 +493,7 @@ def compare_to_branch(
         spec: ``Store.spec``, for labels and the reasons of unpaired runs.
         branch: The branch's name, as the notes show it.
         threshold: compare's threshold (0.05 = 5%).
+        include_degraded: Judge degraded runs too (by default such a pair says degraded).
 
     Returns:
         compare's :class:`~kernelindex_sdk.compare.Comparison`, BASE being the branch.
@@ -242,12 +520,23 @@ def compare_to_branch(
         sides_of = gpus.get(found.hardware[run.name])
         if sides_of is not None:
             sides_of[0].runs.append(run)
-    parts = [
-        _compare.compare(b, n, threshold=threshold, across_environments=True)
-        for b, n in gpus.values()
-    ]
+
+    def noise_of(base_runs: list[Run], _new: list[Run]) -> Noise | None:
+        return found.noise.get(base_runs[-1].name)
+
+    def check(b: RunSet, n: RunSet) -> _compare.Comparison:
+        return _compare.compare(
+            b,
+            n,
+            threshold=threshold,
+            across_environments=True,
+            include_degraded=include_degraded,
+            noise_of=noise_of,
+        )
+
+    parts = [check(b, n) for b, n in gpus.values()]
     if not parts:
-        parts = [_compare.compare(base, new_set, threshold=threshold, across_environments=True)]
+        parts = [check(base, new_set)]
     pairs = [
         attrs.evolve(p, notes=(found.notes[p.base.name], *p.notes)) if p.base is not None else p
         for c in parts

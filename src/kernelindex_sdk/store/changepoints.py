@@ -30,9 +30,10 @@ The method (docs/history.md states it in full):
   hide a step. Where fewer than half the runs carry a spread, or none is past 1.5 times
   the typical one, every weight is 1 and the method is the unweighted one.
 
-Series too short to test (fewer than ``2 * min_segment`` timed points) are judged step by
-step with ``kernelindex compare``'s rule instead (more than 5% and p20-p80 intervals
-apart); those changes say ``tested=False``.
+Series too short to test (fewer than ``2 * min_segment`` points) are judged step by step
+with the one verdict instead (:func:`kernelindex_sdk.verdict.judge`: the change passes
+3.29 times the noise that the points' p20-p80, their sample counts and the series'
+replicates show, and may reach 5%); those changes say ``tested=False``.
 
 numpy is imported when a series is searched, never by ``import kernelindex_sdk``.
 """
@@ -47,6 +48,7 @@ from typing import Any, Final
 import attrs
 
 from ..errors import ArgumentError
+from ..verdict import Noise, Point, judge
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -62,7 +64,7 @@ __all__ = [
 DEFAULT_ALPHA: Final = 0.001
 #: The fewest points a segment may have on each side of a tested change.
 DEFAULT_MIN_SEGMENT: Final = 3
-#: The smallest relative step compare's rule counts on a series too short to test.
+#: The smallest relative step the verdict counts on a series too short to test.
 SHORT_SERIES_THRESHOLD: Final = 0.05
 #: A spread up to this many times the series' typical one still gets the full weight.
 _TYPICAL_SPREAD_SLACK: Final = 1.5
@@ -89,7 +91,7 @@ class ChangePoint:
         after: The level after it, likewise (up to the next change point).
         ratio: ``after / before``.
         p_value: The Bonferroni p-value of the split's t statistic; None when untested.
-        tested: False when the series was too short for the test and compare's rule
+        tested: False when the series was too short for the test and the verdict
             between the two neighbouring points decided.
     """
 
@@ -347,6 +349,8 @@ def find_change_points(
     *,
     alpha: float = DEFAULT_ALPHA,
     min_segment: int = DEFAULT_MIN_SEGMENT,
+    runs: Sequence[int] | None = None,
+    noise: Noise | None = None,
 ) -> list[ChangePoint]:
     """The steps in a series of positive timings (oldest first), by the method above.
 
@@ -356,10 +360,14 @@ def find_change_points(
         p80: Each point's p80, likewise.
         alpha: Significance level of each split's test.
         min_segment: The fewest points on each side of a tested change (at least 2).
+        runs: How many replicates each point pools (1 each when None): the verdict of a
+            short series divides their noise by its root.
+        noise: The series' run-to-run noise (:func:`kernelindex_sdk.verdict.replicate_noise`),
+            for the verdict of a short series.
 
     Returns:
         The change points, by index. A series of fewer than ``2 * min_segment`` points
-        gets compare's rule between neighbours instead (``tested=False``).
+        gets the verdict between neighbours instead (``tested=False``).
 
     Raises:
         ArgumentError: for a median that is not a positive finite number, lists of
@@ -368,6 +376,7 @@ def find_change_points(
     n = len(medians)
     _check("p20", p20, n)
     _check("p80", p80, n)
+    _check("runs", runs, n)
     if not 0.0 < alpha < 1.0:
         raise ArgumentError(argument="alpha", reason=f"expected 0 < alpha < 1, got {alpha!r}")
     if min_segment < 2:
@@ -395,7 +404,7 @@ def find_change_points(
     if n < 2:
         return []
     if n < 2 * min_segment:
-        return _short_series(medians, p20, p80)
+        return _short_series(medians, p20, p80, runs, noise)
     lows = highs = None
     if p20 is not None and p80 is not None:
         # numpy reads None as NaN (unknown) for a float array.
@@ -423,20 +432,23 @@ def _short_series(
     medians: Sequence[float],
     p20: Sequence[float | None] | None,
     p80: Sequence[float | None] | None,
+    runs: Sequence[int] | None,
+    noise: Noise | None,
 ) -> list[ChangePoint]:
-    """compare's rule between each point and the next: a series too short to test."""
-    # compare sits below the store: the rule is shared, not copied.
-    from ..compare import Stat, is_significant  # noqa: PLC0415 - loaded for short series only
+    """The verdict between each point and the next: a series too short to test."""
 
-    def stat(i: int) -> Stat:
-        low = None if p20 is None else p20[i]
-        high = None if p80 is None else p80[i]
-        return Stat("latency", "ns", medians[i], low, high)
+    def point(i: int) -> Point:
+        return Point(
+            median=medians[i],
+            p20=None if p20 is None else p20[i],
+            p80=None if p80 is None else p80[i],
+            runs=1 if runs is None else runs[i],
+        )
 
     out = []
     for i in range(1, len(medians)):
-        before, after = stat(i - 1), stat(i)
-        if is_significant(before, after, SHORT_SERIES_THRESHOLD):
+        found = judge(point(i - 1), point(i), threshold=SHORT_SERIES_THRESHOLD, noise=noise)
+        if found.changed:
             out.append(
                 ChangePoint(
                     index=i,

@@ -1,34 +1,57 @@
 """History: each series' points and its change points, each with the cause the records name.
 
-A change point (see :mod:`.changepoints` for the test) gets a cause from what the stored
-runs say changed between the last point before the step and the first after it:
+Runs of a series at one commit with the same implementation and environment digests are
+replicates of one point (DESIGN.md): they are pooled (the median of their medians) before
+change points are looked for, so they are never a step, and the noise they show is the
+series' (:func:`kernelindex_sdk.verdict.replicate_noise`). A change point (see
+:mod:`.changepoints` for the test) gets the one verdict on the levels either side of it,
+and a cause from what the stored runs say changed between the last point before the step
+and the first after it:
 
 - ``implementation``: the implementation digest changed (its code's sourceDigest, its
   packages or config); the differing fields are named;
-- ``environment``: the environment digest changed on the same GPU (driver, CUDA, torch...);
-  the differing fields are named;
-- ``labels``: only the runs' labels changed (e.g. ``liger_version`` 0.5.3 -> 0.5.4);
+- ``environment``: the environment digest changed on the same GPU (driver, CUDA, torch...),
+  or every implementation measured in the same sweep moved by the same factor (a shared
+  shift: the machine or its software, not the code);
+- ``labels``: only the runs' labels changed;
 - ``unexplained``: nothing recorded changed: the hardware, the host or noise.
 
-A step located within one point of a recorded change is placed at that change: the test
-locates a step to about a point, the records say exactly where the code moved.
+A step the test located within one point of a recorded change is placed at that change:
+the test locates a step to about a point, the records say exactly where the code moved.
+A step the verdict found between two neighbours (a series too short to test) stays where
+it was found.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
+
+import attrs
 
 from .._base.arguments import instance, integer, records
 from ..errors import ArgumentError
+from ..verdict import Noise, Point, Verdict, judge, replicate_noise
+from ..verdict import scatter_noise as _scatter_noise
+from ._history_causes import Causes, Sweeps, diff, explain, shared_shifts
 from ._history_json import history_as_json, history_json_text
 from ._history_render import render_table
 from ._history_types import CAUSES, Change, Difference, MethodChange, SeriesHistory
 from ._rows import RunRow
 from .changepoints import DEFAULT_ALPHA, DEFAULT_MIN_SEGMENT, ChangePoint, find_change_points
-from .series import Series, SeriesKey, group_series, skip_notice, utc_instant
+from .series import (
+    Series,
+    SeriesKey,
+    degraded_column,
+    group_series,
+    row_degraded,
+    skip_notice,
+    utc_instant,
+)
 
 __all__ = [
     "CAUSES",
@@ -41,6 +64,7 @@ __all__ = [
     "history",
     "history_as_json",
     "render_history",
+    "series_history",
     "skipped_notices",
 ]
 
@@ -49,6 +73,9 @@ _MEDIAN: Final = operator.itemgetter(RunRow._fields.index("median_ns"))
 _P20: Final = operator.itemgetter(RunRow._fields.index("p20_ns"))
 _P80: Final = operator.itemgetter(RunRow._fields.index("p80_ns"))
 
+#: How many of a series' latest points its scatter noise is read from.
+SCATTER_POINTS: Final = 256
+
 #: The formats of :func:`render_history`.
 FORMATS: Final = ("text", "markdown", "json")
 
@@ -56,98 +83,265 @@ FORMATS: Final = ("text", "markdown", "json")
 SpecLookup = Callable[[str, str], "Mapping[str, Any] | None"]
 
 
-def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    # A whole object that is empty (no labels) has no fields; an empty one inside is a value.
-    if isinstance(value, Mapping) and (value or not prefix):
-        for k in sorted(value):
-            yield from _flatten(value[k], f"{prefix}.{k}" if prefix else str(k))
-    else:
-        yield prefix, value
+def _median(values: Sequence[Any]) -> Any:
+    if None in values:
+        return None
+    return statistics.median(values)
 
 
-def _diff(kind: str, before: Any, after: Any) -> list[Difference]:
-    a, b = dict(_flatten(before)), dict(_flatten(after))
-    return [
-        Difference(kind, path, a.get(path), b.get(path))
-        for path in sorted(a.keys() | b.keys())
-        if a.get(path) != b.get(path) or type(a.get(path)) is not type(b.get(path))
-    ]
+@attrs.frozen
+class Line:
+    """A series as change detection sees it: one point per replicate group.
 
+    Attributes:
+        series: The series.
+        groups: ``(start, stop)`` of each point's runs in the series' points.
+        medians: Each point's median (of its runs' medians), in ns.
+        lows: Each point's p20 (None where a run lacks one).
+        highs: Each point's p80, likewise.
+        runs: How many runs each point pools.
+        degraded: Why each point is unfit to compare, or None.
+    """
 
-class _Causes:
-    """What changed between two runs, each pair of objects compared once."""
+    series: Series
+    groups: list[tuple[int, int]]
+    medians: list[float]
+    lows: list[Any]
+    highs: list[Any]
+    runs: list[int]
+    degraded: list[str | None]
 
-    def __init__(self, spec: SpecLookup | None) -> None:
-        self._spec = spec
-        self._seen: dict[tuple[str, str, str], list[Difference]] = {}
+    @classmethod
+    def of(cls, series: Series) -> Line:
+        """The points of ``series``: its replicates pooled."""
+        points = series.points
+        groups = series.groups()
+        degraded = degraded_column(points)
+        if len(groups) == len(points):
+            return cls(
+                series,
+                groups,
+                list(map(_MEDIAN, points)),
+                list(map(_P20, points)),
+                list(map(_P80, points)),
+                [1] * len(points),
+                degraded,
+            )
+        medians, lows, highs, runs, marks = [], [], [], [], []
+        for start, stop in groups:
+            members = points[start:stop]
+            # A degraded replicate is left out of its point while a fit one remains.
+            fit = [r for r in members if row_degraded(r) is None] or list(members)
+            medians.append(_median([r.median_ns for r in fit]))
+            lows.append(_median([r.p20_ns for r in fit]))
+            highs.append(_median([r.p80_ns for r in fit]))
+            runs.append(len(fit))
+            reasons = sorted({d for d in map(row_degraded, fit) if d is not None})
+            marks.append("; ".join(reasons) or None)
+        return cls(series, groups, medians, lows, highs, runs, marks)
 
-    def between(self, a: RunRow, b: RunRow) -> tuple[str, tuple[Difference, ...]]:
-        found: list[Difference] = []
-        causes = []
-        for kind, attr in (
-            ("implementation", "implementation_digest"),
-            ("environment", "environment_digest"),
-        ):
-            da, db = getattr(a, attr), getattr(b, attr)
-            if da != db:
-                causes.append(kind)
-                found += self._objects(kind, da, db, attr)
-        if dict(a.labels) != dict(b.labels):
-            causes.append("labels")
-            found += _diff("labels", a.labels, b.labels)
-        return (causes[0] if causes else "unexplained"), tuple(found)
+    def point(self, g: int) -> Point:
+        """Point ``g``, pooled, as the verdict reads it."""
+        return Point(
+            median=self.medians[g],
+            p20=self.lows[g],
+            p80=self.highs[g],
+            runs=self.runs[g],
+            degraded=self.degraded[g],
+        )
 
-    def _objects(self, kind: str, da: str, db: str, attr: str) -> list[Difference]:
-        key = (kind, da, db)
-        found = self._seen.get(key)
+    def noise(self) -> Noise | None:
+        """The noise its replicates show, else the scatter between its last
+        :data:`SCATTER_POINTS` points (the noise it shows lately)."""
+        points = self.series.points
+        groups = [
+            [r.median_ns for r in points[a:b] if r.median_ns] for a, b in self.groups if b - a > 1
+        ]
+        found = replicate_noise(groups) if groups else None
         if found is None:
-            sa = None if self._spec is None else self._spec(kind, da)
-            sb = None if self._spec is None else self._spec(kind, db)
-            if sa is None or sb is None:
-                found = [Difference(kind, _camel(attr), da, db)]
-            else:
-                found = _diff(kind, sa, sb) or [Difference(kind, _camel(attr), da, db)]
-            self._seen[key] = found
+            found = _scatter_noise(self.medians[-SCATTER_POINTS:])
         return found
 
+    def group_at(self, index: int) -> int:
+        """The point whose runs include position ``index`` of the series' points."""
+        return bisect.bisect_right([a for a, _ in self.groups], index) - 1
 
-def _camel(attr: str) -> str:
-    head, *rest = attr.split("_")
-    return head + "".join(p.title() for p in rest)
 
-
-def _explain(series: Series, found: Sequence[ChangePoint], causes: _Causes) -> tuple[Change, ...]:
-    points = series.points
-    out = []
-    for i, cp in enumerate(found):
-        lo = found[i - 1].index if i else 0
-        hi = found[i + 1].index if i + 1 < len(found) else len(points)
-        at, cause = cp.index, "unexplained"
-        differences: tuple[Difference, ...] = ()
-        # The recorded change nearest the located step, within one point of it.
-        for j in (cp.index, cp.index - 1, cp.index + 1):
-            if lo < j < hi or j == cp.index:
-                c, d = causes.between(points[j - 1], points[j])
-                if c != "unexplained":
-                    at, cause, differences = j, c, d
-                    break
-        row = points[at]
-        out.append(
-            Change(
-                index=at,
-                ratio=cp.ratio,
-                direction="slower" if cp.ratio > 1 else "faster",
-                cause=cause,
-                differences=differences,
-                before_ns=cp.before,
-                after_ns=cp.after,
-                p_value=cp.p_value,
-                tested=cp.tested,
-                run=row.name,
-                commit=row.commit,
-            )
+def _level_verdict(
+    line: Line, kept: Sequence[int], cp: ChangePoint, noise: Noise | None, include: bool = False
+) -> Verdict:
+    """The verdict on a change point: the points either side (a short series), or the two
+    segments' levels, each with its points' typical p20-p80 and as many runs as it pools
+    (a tested one)."""
+    if not cp.tested:
+        return judge(
+            line.point(kept[cp.index - 1]),
+            line.point(kept[cp.index]),
+            noise=noise,
+            include_degraded=include,
         )
-    return tuple(out)
+    before = _segment(line, kept[: cp.index], cp.before)
+    after = _segment(line, kept[cp.index :], cp.after)
+    return judge(before, after, noise=noise)
+
+
+def _segment(line: Line, groups: Sequence[int], level: float) -> Point:
+    """A segment of points as one: its level, the median of its points' p20s and p80s
+    scaled to the level, and as many runs as points."""
+    lows = [line.lows[g] / line.medians[g] for g in groups if line.lows[g] is not None]
+    highs = [line.highs[g] / line.medians[g] for g in groups if line.highs[g] is not None]
+    if len(lows) < len(groups) or len(highs) < len(groups):
+        return Point(median=level, runs=max(1, len(groups)))
+    return Point(
+        median=level,
+        p20=level * statistics.median(lows),
+        p80=level * statistics.median(highs),
+        runs=max(1, len(groups)),
+    )
+
+
+def _one(
+    series: Series,
+    causes: Causes,
+    *,
+    alpha: float,
+    min_segment: int,
+    include_degraded: bool,
+) -> tuple[SeriesHistory, Line, list[int]]:
+    line = Line.of(series)
+    kept = [g for g in range(len(line.groups)) if include_degraded or line.degraded[g] is None]
+    noise = line.noise()
+    if len(kept) == len(line.groups):
+        medians, lows, highs, runs = line.medians, line.lows, line.highs, line.runs
+    else:
+        medians = [line.medians[g] for g in kept]
+        lows = [line.lows[g] for g in kept]
+        highs = [line.highs[g] for g in kept]
+        runs = [line.runs[g] for g in kept]
+    found = find_change_points(
+        medians,
+        lows,
+        highs,
+        alpha=alpha,
+        min_segment=min_segment,
+        runs=None if max(runs, default=1) == 1 else runs,
+        noise=noise,
+    )
+    points = series.points
+    groups = line.groups
+
+    def between(j: int) -> tuple[list[str], list[Difference]]:
+        before, after = groups[kept[j - 1]], groups[kept[j]]
+        return causes.between(points[before[1] - 1], points[after[0]])
+
+    def verdict_of(cp: ChangePoint, at: int) -> Verdict:
+        moved = cp if at == cp.index else attrs.evolve(cp, index=at)
+        return _level_verdict(line, kept, moved, noise, include_degraded)
+
+    changes = explain(
+        found,
+        len(kept),
+        between,
+        lambda j: points[groups[kept[j]][0]],
+        verdict_of,
+    )
+    # Positions in the series' points: a change's index is its first run. A level the
+    # test moved that the verdict calls within the noise, or under the threshold, is no
+    # change (one verdict decides): a disturbed stretch of runs, or a step too small to
+    # count.
+    changes = tuple(
+        attrs.evolve(c, index=groups[kept[c.index]][0])
+        for c in changes
+        if c.verdict is not None and c.verdict.changed
+    )
+    history = SeriesHistory(
+        series=series,
+        changes=changes,
+        tested=len(kept) >= 2 * min_segment,
+        follows=None,
+        noise=noise,
+        groups=tuple(groups),
+    )
+    return history, line, kept
+
+
+def series_history(
+    grouped: Sequence[Series],
+    *,
+    spec: SpecLookup | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    min_segment: int = DEFAULT_MIN_SEGMENT,
+    include_degraded: bool = False,
+) -> list[SeriesHistory]:
+    """:func:`history` of series already grouped (:func:`~.series.group_series`), in order.
+
+    Args:
+        grouped: The series.
+        spec: As for :func:`history`.
+        alpha: As for :func:`history`.
+        min_segment: As for :func:`history`.
+        include_degraded: As for :func:`history`.
+    """
+    causes = Causes(spec)
+    follows = _method_changes(grouped, spec)
+    found: list[SeriesHistory] = []
+    lines: list[tuple[Line, list[int]]] = []
+    for series in grouped:
+        h, line, kept = _one(
+            series,
+            causes,
+            alpha=alpha,
+            min_segment=min_segment,
+            include_degraded=include_degraded,
+        )
+        workload = None if spec is None else spec("workload", series.key.workload_digest)
+        found.append(attrs.evolve(h, workload=workload, follows=follows.get(series.key)))
+        lines.append((line, kept))
+    return _with_shared_shifts(found, lines)
+
+
+def _with_shared_shifts(
+    found: list[SeriesHistory], lines: list[tuple[Line, list[int]]]
+) -> list[SeriesHistory]:
+    """Re-cause the changes that every co-measured line shared (see ``_history_causes``)."""
+    places: dict[tuple[str, str, str], list[int]] = {}
+    for i, h in enumerate(found):
+        k = h.key
+        places.setdefault((k.workload_digest, k.protocol_digest, k.hardware), []).append(i)
+    sweeps: Sweeps = {}
+    wanted = False
+    for place, members in places.items():
+        if len(members) < 2:
+            continue
+        if any(found[i].changes for i in members):
+            wanted = True
+        for i in members:
+            line = lines[i][0]
+            points = line.series.points
+            for g, (start, _) in enumerate(line.groups):
+                commit = points[start].commit
+                if commit is not None:
+                    sweeps.setdefault((*place, commit), []).append((i, g))
+    if not wanted:
+        return found
+
+    def point_of(i: int, g: int) -> tuple[Point, str]:
+        line = lines[i][0]
+        return line.point(g), line.series.points[line.groups[g][0]].environment_digest
+
+    def step_of(i: int, change: Change) -> tuple[int, int] | None:
+        line, kept = lines[i]
+        after = line.group_at(change.index)
+        at = kept.index(after) if after in kept else -1
+        if at < 1:
+            return None
+        return kept[at - 1], after
+
+    return shared_shifts(found, sweeps, point_of, step_of, _co_label)
+
+
+def _co_label(h: SeriesHistory) -> str:
+    return h.implementation
 
 
 def history(
@@ -156,6 +350,7 @@ def history(
     spec: SpecLookup | None = None,
     alpha: float = DEFAULT_ALPHA,
     min_segment: int = DEFAULT_MIN_SEGMENT,
+    include_degraded: bool = False,
 ) -> list[SeriesHistory]:
     """Group ``rows`` into series and find each one's change points and their causes.
 
@@ -166,7 +361,9 @@ def history(
             a change names the digests that differ.
         alpha: Significance level of each split's test.
         min_segment: The fewest points on each side of a tested change; a series of
-            fewer than twice as many is judged step by step with compare's rule.
+            fewer than twice as many is judged step by step with the one verdict.
+        include_degraded: Judge degraded points too (by default they are listed but no
+            change is drawn from them).
 
     Returns:
         One :class:`SeriesHistory` per series, sorted by key.
@@ -179,30 +376,15 @@ def history(
     if not all(map(isinstance, rows, itertools.repeat(RunRow))):
         for i, r in enumerate(rows):
             instance(r, RunRow, f"rows[{i}]")
-    causes = _Causes(spec)
-    out = []
-    grouped = group_series(rows)
-    follows = _method_changes(grouped, spec)
-    for series in grouped:
-        points = series.points
-        found = find_change_points(
-            list(map(_MEDIAN, points)),
-            list(map(_P20, points)),
-            list(map(_P80, points)),
-            alpha=alpha,
-            min_segment=min_segment,
-        )
-        workload = None if spec is None else spec("workload", series.key.workload_digest)
-        out.append(
-            SeriesHistory(
-                series=series,
-                changes=_explain(series, found, causes),
-                tested=len(points) >= 2 * min_segment,
-                workload=workload,
-                follows=follows.get(series.key),
-            )
-        )
-    return out
+    if not 0.0 < alpha < 1.0:
+        raise ArgumentError(argument="alpha", reason=f"expected 0 < alpha < 1, got {alpha!r}")
+    return series_history(
+        group_series(rows),
+        spec=spec,
+        alpha=alpha,
+        min_segment=min_segment,
+        include_degraded=include_degraded,
+    )
 
 
 def _method_changes(
@@ -223,7 +405,7 @@ def _method_changes(
             a, b = before.key.protocol_digest, after.key.protocol_digest
             sa = None if spec is None else spec("protocol", a)
             sb = None if spec is None else spec("protocol", b)
-            differences = () if sa is None or sb is None else tuple(_diff("protocol", sa, sb))
+            differences = () if sa is None or sb is None else tuple(diff("protocol", sa, sb))
             found[after.key] = MethodChange(a, differences)
     return found
 

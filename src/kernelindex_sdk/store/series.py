@@ -29,7 +29,10 @@ __all__ = [
     "SKIP_REASONS",
     "Series",
     "SeriesKey",
+    "degraded_column",
     "group_series",
+    "replicate_groups",
+    "row_degraded",
     "series_key",
     "skip_notice",
     "skip_reason",
@@ -150,6 +153,78 @@ class Series:
         """A run of the series (the first point, else the first failure or skipped run),
         for its labels."""
         return (self.points or self.failed or self.skipped)[0]
+
+    def groups(self) -> list[tuple[int, int]]:
+        """The points as replicate groups: ``(start, stop)`` of each point's runs in
+        :attr:`points` (see :func:`replicate_groups`)."""
+        return replicate_groups(self.points)
+
+    def on_branch(self, branch: str) -> Series:
+        """The series' runs on ``branch``; the whole series when none is on it (a store
+        filled without ``kernelindex.dev/branch``, or from one branch only)."""
+        every = (*self.points, *self.failed, *self.skipped)
+        if all(row.branch == branch for row in every):
+            return self
+        if not any(row.branch == branch for row in every):
+            return self
+        return Series(
+            self.key,
+            tuple(r for r in self.points if r.branch == branch),
+            tuple(r for r in self.failed if r.branch == branch),
+            tuple(r for r in self.skipped if r.branch == branch),
+        )
+
+    def runs(self) -> list[RunRow]:
+        """Every run of the series (points, failures and skipped runs) in its order."""
+        if not self.failed and not self.skipped:
+            return list(self.points)
+        return sorted((*self.points, *self.failed, *self.skipped), key=_order_key())
+
+
+def row_degraded(row: RunRow) -> str | None:
+    """Why ``row``'s timing is unfit to compare (``RunRow.degraded``, filled at ingest by
+    :func:`kernelindex_sdk.conditions.degraded_reason`), or None."""
+    # RunRow.degraded arrives with store layout 4; a row read before it has none.
+    return getattr(row, "degraded", None)
+
+
+def degraded_column(rows: Sequence[RunRow]) -> list[str | None]:
+    """:func:`row_degraded` of each of ``rows``, without a Python step per row where the
+    store's rows cannot carry the field."""
+    if "degraded" not in RunRow._fields and all(type(r) is RunRow for r in rows):
+        # A RunRow is a tuple with no attributes beyond its fields.
+        return [None] * len(rows)
+    return list(map(row_degraded, rows))
+
+
+_GROUP_KEY: Final = operator.itemgetter(
+    *map(RunRow._fields.index, ("commit", "implementation_digest", "environment_digest"))
+)
+
+
+def replicate_groups(points: Sequence[RunRow]) -> list[tuple[int, int]]:
+    """Where a series' points (in order) are replicates of one point: runs next to each
+    other at one commit with the same implementation and environment digests (DESIGN.md,
+    "Replicates"). A run without a commit is a point of its own.
+
+    Returns:
+        ``(start, stop)`` of each point's runs, in order, covering every position once.
+    """
+    n = len(points)
+    commits = [row.commit for row in points]
+    if None not in commits and len(set(commits)) == n:
+        # Every run its own commit (most histories): no group to look for.
+        return [(i, i + 1) for i in range(n)]
+    found: list[tuple[int, int]] = []
+    start = 0
+    for key, members in itertools.groupby(points, _GROUP_KEY):
+        size = sum(1 for _ in members)
+        if key[0] is None:
+            found.extend((i, i + 1) for i in range(start, start + size))
+        else:
+            found.append((start, start + size))
+        start += size
+    return found
 
 
 class _Instants:

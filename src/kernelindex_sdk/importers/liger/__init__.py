@@ -22,10 +22,10 @@ from ...models import RecordBundle
 from ...provenance import Provenance, annotate
 from ...validation import validate
 from .. import _output
-from .._csvfile import BadRecord, CsvFile
+from .._csvfile import BLANKS, BadRecord, CsvFile
 from .._namespace import Namespace
 from .._output import ImportSummary
-from ._bundles import Converter
+from ._bundles import Converter, baselines
 from ._rows import Row
 from ._tables import COLUMNS
 
@@ -111,7 +111,16 @@ def _read_one(
         on_error(error)
 
     with CsvFile(source, COLUMNS, kind="Liger-Kernel benchmark CSV") as csv_file:
-        for record in csv_file.records():
+        # Read whole: each kernel's baseline is the provider its rows in this file name.
+        found = list(csv_file.records())
+        providers: dict[str, set[str]] = {}
+        for record in found:
+            if not isinstance(record, BadRecord):
+                kernel = (record.fields.get("kernel_name") or "").strip(BLANKS)
+                provider = (record.fields.get("kernel_provider") or "").strip(BLANKS)
+                providers.setdefault(kernel, set()).add(provider)
+        converter.baselines = baselines(providers)
+        for record in found:
             if isinstance(record, BadRecord):
                 fail(UnsupportedSourceError(source=source, line=record.line, reason=record.reason))
                 continue

@@ -13,12 +13,15 @@ from ..._base import names as _names
 from ..._base.display import short_repr
 from ..._base.schemas import API_VERSION
 from ...convert import format_observed_at
+from ...verdict import BASELINE_LABEL
 from .._namespace import Namespace
 from .._values import SAFE_INT
 from ..gpus import lookup_gpu
 from ._rows import Row
 from ._tables import (
+    BASELINE_PREFERENCE,
     KERNEL_TITLES,
+    LIGER_PROVIDER,
     METRICS,
     NAME_SLUGS,
     PASSES,
@@ -64,6 +67,8 @@ class Converter:
 
     namespace: Namespace = attrs.field(factory=Namespace)
     on_notice: Callable[[str], None] | None = None
+    #: Each kernel's baseline in the file being read (:func:`baselines`).
+    baselines: dict[str, str] = attrs.field(factory=dict)
     protocols: dict[tuple[str, str], tuple[dict[str, Any], str]] = attrs.field(factory=dict)
     environments: dict[str, tuple[dict[str, Any], str]] = attrs.field(factory=dict)
 
@@ -142,7 +147,11 @@ class Converter:
         """The row's bundle, its run named by its content (not yet made unique)."""
         parameters = row.parameters()
         workload = {"operation": row.kernel, "pass": PASSES[row.mode][0], "parameters": parameters}
-        implementation = {"provider": row.provider, "packages": {"liger-kernel": row.version}}
+        # Only Liger's own code is Liger's release: a baseline (huggingface, torch) ran
+        # another project's code, whose version the CSV does not record.
+        implementation: dict[str, Any] = {"provider": row.provider}
+        if is_liger(row.provider):
+            implementation["packages"] = {"liger-kernel": row.version}
         observed = row.observed
         stamp = f"{observed.year:04d}-{observed:%m-%d-%H-%M-%S}"
         if observed.microsecond:
@@ -178,11 +187,40 @@ class Converter:
             "metadata": {
                 "name": _names.name("liger", *parts),
                 "title": " · ".join([title, row.provider, row.mode, *metric_part]),
-                "labels": {"liger_version": row.version},
+                "labels": self._labels(row),
             },
             "spec": spec,
         }
         return {"run": run, "protocol": protocol, "environment": environment}
+
+    def _labels(self, row: Row) -> dict[str, str]:
+        labels = {"liger_version": row.version}
+        reference = self.baselines.get(row.kernel)
+        # The baseline's own rows need none: it is what the others are divided by.
+        if reference is not None and reference != row.provider:
+            labels[BASELINE_LABEL] = reference
+        return labels
+
+
+def is_liger(provider: str) -> bool:
+    """Whether ``provider`` is Liger-Kernel's own code (``liger``, ``liger_tiled``...)."""
+    return provider == LIGER_PROVIDER or provider.startswith(LIGER_PROVIDER + "_")
+
+
+def baselines(providers: dict[str, set[str]]) -> dict[str, str]:
+    """Each kernel's baseline: the first of :data:`BASELINE_PREFERENCE` its rows measured,
+    else (none of them) no baseline.
+
+    Args:
+        providers: The providers each kernel's rows name in one file.
+    """
+    found: dict[str, str] = {}
+    for kernel, names in providers.items():
+        for candidate in BASELINE_PREFERENCE:
+            if candidate in names:
+                found[kernel] = candidate
+                break
+    return found
 
 
 def _workload_slug(x_name: str, parameters: dict[str, Any]) -> str:

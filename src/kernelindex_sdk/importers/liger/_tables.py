@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BASELINE_PREFERENCE",
     "COLUMNS",
     "DEFAULT_DTYPE",
     "DTYPES",
     "KERNEL_TITLES",
+    "LIGER_PROVIDER",
     "METRICS",
     "NAME_SLUGS",
     "PASSES",
@@ -36,6 +38,15 @@ COLUMNS: Final = (
 )
 REPOSITORY: Final = "https://github.com/linkedin/Liger-Kernel"
 SOURCE: Final = "liger-kernel-bench"
+#: Liger's own provider; ``liger_*`` (``liger_tiled``, ``liger_rms_norm``) are its variants.
+LIGER_PROVIDER: Final = "liger"
+#: Which provider of a kernel's rows is its baseline (the ``kernelindex.dev/baseline``
+#: label of its other rows): the first of these the file measured. Liger's benchmark
+#: scripts compare against the Hugging Face module where there is one; the Megatron
+#: cross-entropy rows against Megatron's, whose unfused name stayed the same when the
+#: fused one was renamed (``megatron`` to ``megatron-fused``, at 80f19ad) and torch was
+#: dropped; else against torch.
+BASELINE_PREFERENCE: Final = ("huggingface", "megatron-unfused", "torch", "torch_compile")
 
 #: Liger's pass names (``kernel_operation_mode``) -> (schema pass, protocol title, what ran).
 PASSES: Final = {

@@ -22,6 +22,7 @@ from ... import __version__
 from ..._base.schemas import SAFE_INT
 from ...errors import ArgumentError, SweepOptionError
 from ...models import RecordBundle
+from ...verdict import BASELINE_LABEL
 from .. import harness
 from ..options import JSDOptions, options_from
 from . import fused, launch_plan, reference
@@ -454,7 +455,7 @@ def run_case(
         ArgumentError: for a timer not in :data:`harness.TIMERS` (it is a ValueError too).
     """
     title = _title(name, case)
-    labels = {"kernelindex.dev/sweep": "jsd-forward"}
+    labels = _labels(name)
     try:
         fn, implementation = _provider(name, case)
         x, y = _inputs(case, device, seed)
@@ -522,6 +523,15 @@ def run_case(
         )
     except Exception as err:  # the harness itself failed: say so, and go on
         return _failed(name, case, device, title, labels, err, harness_error=True, timer=timer)
+
+
+def _labels(name: str) -> dict[str, str]:
+    """A run's labels: the sweep, and its baseline (eager torch, measured in the same sweep;
+    ``kernelindex.dev/baseline``, what history's relative series divide by)."""
+    labels = {"kernelindex.dev/sweep": "jsd-forward"}
+    if name != "torch":
+        labels[BASELINE_LABEL] = "torch"
+    return labels
 
 
 def _title(name: str, case: JSDCase) -> str:
@@ -614,5 +624,5 @@ def failed_record(
     """
     name, case = point
     title = _title(name, case)
-    labels = {"kernelindex.dev/sweep": "jsd-forward"}
+    labels = _labels(name)
     return _failed(name, case, device, title, labels, ChildProcessError(reason), timer=timer)

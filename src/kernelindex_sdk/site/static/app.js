@@ -11,7 +11,7 @@
   // ---- data loading -------------------------------------------------------------
   const loaded = new Map();
   const waiting = new Map();
-  const KEY = /^(site|index|refs|(series|records|refs)\/[0-9a-f]{16})$/;
+  const KEY = /^(site|index|refs|(series|records|refs|relative)\/[0-9a-f]{16})$/;
 
   window.KI = {
     register(key, payload) {
@@ -72,12 +72,18 @@
   }
 
   // ---- formatting --------------------------------------------------------------------
+  // As few decimals as the value needs: three significant digits, no trailing zeros.
+  function digits(v) {
+    const a = Math.abs(v);
+    const text = a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : v.toFixed(2);
+    return text.includes(".") ? text.replace(/\.?0+$/, "") : text;
+  }
   function fmtNs(ns) {
     if (ns === null || ns === undefined) return "–";
-    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + " s";
-    if (ns >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
-    if (ns >= 1e3) return (ns / 1e3).toFixed(2) + " µs";
-    return ns + " ns";
+    if (ns >= 1e9) return digits(ns / 1e9) + " s";
+    if (ns >= 1e6) return digits(ns / 1e6) + " ms";
+    if (ns >= 1e3) return digits(ns / 1e3) + " µs";
+    return digits(ns) + " ns";
   }
   function fmtRatio(r) {
     if (r === null || r === undefined || !isFinite(r)) return "–";
@@ -86,23 +92,43 @@
     if (Number(text) === 0) return "0.0%";
     return (pct > 0 ? "+" : "") + text + "%";
   }
-  function clip(text) {
+  // A verdict as its cell: the Python verdict decides; the page only shows it.
+  function verdictText(kind, ratio) {
+    if (kind === "regression" || kind === "improvement") return fmtRatio(ratio);
+    if (kind === "degraded") return "degraded";
+    if (kind === "same") return "~";
+    return "–";
+  }
+  function verdictClass(kind) {
+    return kind === "regression" ? "slower" : kind === "improvement" ? "faster" : kind === "degraded" ? "degraded" : "";
+  }
+  function clip(text, most) {
     const t = text || "";
-    return t.length > 140 ? t.slice(0, 139) + "…" : t;
+    const n = most || 140;
+    return t.length > n ? t.slice(0, n - 1) + "…" : t;
   }
   function short(commit) { return commit ? String(commit).slice(0, 10) : "–"; }
   function seriesLabel(s) {
     const parts = [[s.operation, s.pass].filter(Boolean).join(" "), s.provider, s.gpu, s.dtype, s.params];
     return parts.filter(Boolean).join(" · ");
   }
+  const CAUSES = ["implementation", "baseline", "environment", "workload", "hardware", "labels", "unexplained"];
   function causeBadge(cause) {
-    const known = ["implementation", "environment", "labels", "unexplained"];
-    const c = known.includes(cause) ? cause : "unexplained";
+    const c = CAUSES.includes(cause) ? cause : "unexplained";
     return el("span", { class: "cause cause-" + c, text: cause || "unexplained" });
+  }
+  function causeCell(row) {
+    const causes = row.causes && row.causes.length ? row.causes : [row.cause];
+    const nodes = [];
+    causes.forEach((c, i) => { if (i) nodes.push(" + "); nodes.push(causeBadge(c)); });
+    if (row.movedWith && row.movedWith.length) nodes.push(" shared: moved with " + row.movedWith.join(", "));
+    if (row.detail) nodes.push(el("div", { class: "why", text: clip(row.detail, 90) }));
+    return nodes;
   }
   const COLORS = ["#2f5fb3", "#c77700", "#1e8449", "#7b4fb3", "#c0392b", "#138d90", "#8c6d1f", "#d35400"];
   const CAUSE_COLORS = {
-    implementation: "#2f5fb3", environment: "#c77700", labels: "#7b4fb3", unexplained: "#c0392b",
+    implementation: "#2f5fb3", baseline: "#138d90", environment: "#c77700", workload: "#8c6d1f",
+    hardware: "#d35400", labels: "#7b4fb3", unexplained: "#c0392b",
   };
 
   // ---- routing -----------------------------------------------------------------------
@@ -122,6 +148,11 @@
     route.current = token;
     main.replaceChildren(el("p", { class: "note", text: "Loading…" }));
     const fill = (...nodes) => { if (route.current === token) main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined)); };
+    if (!site.counts.runs) {
+      fill(el("h2", { text: "No runs yet" }), el("p", { class: "note", id: "empty-store",
+        text: "The store holds no runs: run a benchmark, ingest its records (kernelindex ingest) and build the dashboard again." }));
+      return;
+    }
     Promise.resolve()
       .then(() => VIEWS[view](params, fill, () => route.current === token))
       .catch((err) => fill(el("p", { class: "error", text: String(err && err.message || err) })));
@@ -150,33 +181,74 @@
     return canvas;
   }
 
+  const HEALTH_FILTERS = [["operation", "operation"], ["provider", "provider"], ["gpu", "GPU"], ["verdict", "change"]];
+
+  function healthRow(h) {
+    const now = h.kind === "relative"
+      ? "x" + digits(h.lastRatio) + " of " + h.baseline
+      : fmtNs(h.lastMedianNs);
+    const who = h.kind === "relative"
+      ? [[h.operation, h.pass].filter(Boolean).join(" "), h.provider + " over " + h.baseline, h.gpu, h.dtype, h.params].filter(Boolean).join(" · ")
+      : seriesLabel(h);
+    const target = h.kind === "relative" ? { view: "trends", workload: h.workload, relative: h.id } : { view: "trends", workload: h.workload, series: h.id };
+    return el("tr", { class: h.verdict === "regression" ? "regression" : "improvement", "data-kind": h.kind },
+      el("td", {}, sparkline(h.spark, h.stepAt)),
+      el("td", { class: "kernel" }, link(who, target), h.baseline === true ? el("span", { class: "tag", text: " baseline" }) : null),
+      el("td", { class: "num " + verdictClass(h.verdict), title: h.evidence || null, text: verdictText(h.verdict, h.ratio) }),
+      el("td", { class: "num", text: now }, h.degraded ? el("span", { class: "degraded", title: h.degraded, text: " degraded" }) : null),
+      el("td", { class: "detail", title: h.detail || null }, causeCell(h)),
+      el("td", { text: short(h.commit) }));
+  }
+
+  function healthTable(id, rows) {
+    return el("table", { id },
+      el("thead", {}, el("tr", {}, ["trend", "kernel", "change", "now", "cause", "since commit"]
+        .map((t, i) => el("th", { class: i === 2 || i === 3 ? "num" : null, text: t })))),
+      el("tbody", {}, rows.map(healthRow)));
+  }
+
   function viewHealth(params, fill) {
     const c = site.counts;
     const cards = el("div", { class: "cards" },
-      [["runs", c.runs], ["series", c.series], ["commits", c.commits], ["slower on " + site.mainBranch, c.regressions]]
+      [["runs", c.runs], ["series", c.series], ["commits", c.commits], ["slower on " + site.mainBranch, c.regressions],
+        ["faster on " + site.mainBranch, c.improvements], ["stale", c.stale]]
         .map(([label, n]) => el("div", { class: "card" }, el("b", { text: String(n) }), label)));
-    const rows = site.health.map((h) => el("tr", { class: "regression" },
-      el("td", {}, sparkline(h.spark, h.stepAt)),
-      el("td", { class: "kernel" }, link(seriesLabel(h), { view: "trends", workload: h.workload, series: h.id })),
-      el("td", { class: "num slower", text: fmtRatio(h.ratio) }),
-      el("td", { class: "num", text: fmtNs(h.lastMedianNs) }),
-      el("td", { class: "detail", title: h.detail || null }, causeBadge(h.cause), " ", clip(h.detail)),
-      el("td", { text: short(h.commit) })));
-    const body = rows.length
-      ? el("table", { id: "health" },
-          el("thead", {}, el("tr", {}, ["trend", "kernel", "slower by", "median now", "cause", "since commit"]
-            .map((t, i) => el("th", { class: i === 2 || i === 3 ? "num" : null, text: t })))),
-          el("tbody", {}, rows))
-      : el("p", { class: "note", id: "health-empty", text: "No line on " + site.mainBranch + " is slower than before its last change point." });
-    const more = c.regressions > site.health.length
-      ? el("p", { class: "note", text: "Showing the worst " + site.health.length + " of " + c.regressions + "." }) : null;
-    fill(el("h2", { text: "What regressed on " + site.mainBranch + " now, worst first" }), cards, body, more);
+    const every = site.health.concat(site.stale);
+    const values = {
+      operation: [...new Set(every.map((h) => h.operation || ""))].sort(),
+      provider: [...new Set(every.map((h) => h.provider || ""))].sort(),
+      gpu: [...new Set(every.map((h) => h.gpu || ""))].sort(),
+      verdict: ["regression", "improvement"],
+    };
+    const go = (changes) => { location.hash = hashOf(Object.assign({}, params, changes, { view: "health" })); };
+    const controls = HEALTH_FILTERS.map(([name, title]) => el("label", {}, title,
+      el("select", { id: "health-" + name, onchange: (e) => go({ [name]: e.target.value }) },
+        el("option", { value: "", text: "any" }),
+        values[name].map((v) => { const o = el("option", { value: v, text: v || "(none)" }); o.selected = params[name] === v; return o; }))));
+    const hide = el("input", { type: "checkbox", id: "health-hide-baselines", onchange: (e) => go({ baselines: e.target.checked ? "hide" : "" }) });
+    hide.checked = params.baselines === "hide";
+    controls.push(el("label", { class: "check" }, el("span", {}, hide, " hide baselines")));
+    const keep = (h) => HEALTH_FILTERS.every(([name]) => !params[name] || (h[name] || "") === params[name]) &&
+      !(params.baselines === "hide" && h.kind === "series" && h.baseline);
+    const now = site.health.filter(keep), stale = site.stale.filter(keep);
+    const body = now.length
+      ? healthTable("health", now)
+      : el("p", { class: "note", id: "health-empty", text: "Nothing measured now on " + site.mainBranch + " changed beyond the noise." });
+    const nodes = [el("h2", { text: "What changed on " + site.mainBranch + " now, worst first" }), cards,
+      el("div", { class: "filters" }, controls), body];
+    if (stale.length) {
+      nodes.push(el("h3", { text: "Stale: not re-measured since their family's latest run" }),
+        el("p", { class: "note", text: "Lines whose operation ran again at a later commit without them: their last change is history, not now." }),
+        healthTable("health-stale", stale));
+    }
+    fill(...nodes);
   }
 
   // ---- Trends ------------------------------------------------------------------------
   function workloadsOf(index) {
     const byWorkload = new Map();
     for (const s of index.series) {
+      if (!s.timed) continue; // memory-only or failed-only lines have nothing to draw
       if (!byWorkload.has(s.workload)) byWorkload.set(s.workload, []);
       byWorkload.get(s.workload).push(s);
     }
@@ -190,39 +262,60 @@
   async function viewTrends(params, fill, current) {
     const index = await load("index");
     const groups = workloadsOf(index);
+    const relativeOf = new Map();
+    for (const r of index.relative || []) {
+      for (const w of r.workloads) {
+        if (!relativeOf.has(w)) relativeOf.set(w, []);
+        relativeOf.get(w).push(r);
+      }
+    }
     if (!params.workload || !groups.has(params.workload)) {
       const search = el("input", { type: "search", placeholder: "filter workloads", id: "workload-filter" });
+      const onlyChanged = el("input", { type: "checkbox", id: "workload-changed" });
       const list = el("ul", { class: "workloads" });
       const draw = () => {
         const needle = search.value.toLowerCase();
         const items = [];
         for (const [w, members] of groups) {
           const label = workloadLabel(members[0]);
+          const changed = members.some((s) => s.changed) || (relativeOf.get(w) || []).some((r) => r.changed);
           if (needle && !label.toLowerCase().includes(needle)) continue;
-          items.push(el("li", {}, link(label, { view: "trends", workload: w }),
+          if (onlyChanged.checked && !changed) continue;
+          items.push(el("li", { class: changed ? "changed" : null },
+            changed ? el("span", { class: "mark", title: "a line of this workload changed beyond the noise", text: "● " }) : null,
+            link(label, { view: "trends", workload: w }),
             " ", el("span", { class: "note", text: "(" + members.length + " line" + (members.length > 1 ? "s" : "") + ")" })));
           if (items.length >= 500) break;
         }
         list.replaceChildren(...items);
       };
       search.addEventListener("input", draw);
+      onlyChanged.addEventListener("change", draw);
       draw();
-      fill(el("h2", { text: "Trends: pick a workload" }), el("div", { class: "filters" }, search), list);
+      fill(el("h2", { text: "Trends: pick a workload" }),
+        el("div", { class: "filters" }, search, el("label", { class: "check" }, el("span", {}, onlyChanged, " only workloads with changes (●)"))), list);
       return;
     }
     const members = groups.get(params.workload);
-    const data = await Promise.all(members.map((s) => load("series/" + s.id)));
+    const related = relativeOf.get(params.workload) || [];
+    const [data, rel] = await Promise.all([
+      Promise.all(members.map((s) => load("series/" + s.id))),
+      Promise.all(related.map((r) => load("relative/" + r.id))),
+    ]);
     if (!current()) return;
     const nodes = [el("h2", { text: "Trends: " + workloadLabel(members[0]) })];
     nodes.push(el("p", { class: "note", text: "Median per commit with its p20–p80 band, one line per GPU and provider; markers are change points, coloured by cause." }));
     const chartBox = el("div", { class: "chart", id: "trend-chart" });
-    const legend = el("div", { class: "legend" });
+    const legend = el("div", { class: "legend", id: "trend-legend" });
     nodes.push(legend, chartBox);
     const rooflineBox = el("div", { class: "chart", id: "roofline-chart" });
+    const relativeBox = el("div", { class: "chart", id: "relative-chart" });
     const stepsTable = el("table", { id: "steps" });
-    nodes.push(rooflineBox, el("h3", { text: "Change points" }), stepsTable);
+    nodes.push(rooflineBox, relativeBox, el("h3", { text: "Change points" }), stepsTable);
     fill(...nodes);
-    drawTrends(data, params.series, chartBox, rooflineBox, legend, stepsTable);
+    const marks = drawTrends(data, params.series, chartBox, rooflineBox, legend);
+    const relMarks = drawRelative(related, rel, params.relative, relativeBox);
+    stepsTable.replaceChildren(...stepsRows(marks.concat(relMarks)));
   }
 
   function lineLabel(s, all) {
@@ -232,40 +325,95 @@
     return parts.filter(Boolean).join(" · ");
   }
 
-  function drawTrends(all, focus, chartBox, rooflineBox, legend, stepsTable) {
-    // One x position per commit (its k-th run in each line shares the k-th position, so
-    // GPUs line up and a commit measured twice keeps both points), or per run without one.
+  // One x position per commit (replicates of a commit are one point: the median of their
+  // medians), or per run without a commit; the label is the commit, once.
+  function xPositions(all, pointsOf) {
     const xs = new Map();
-    const xkeyOf = new Map();
     for (const s of all) {
-      const seen = new Map();
-      const keys = [];
-      for (const i of s.line) {
-        const r = s.runs[i];
-        const k = seen.get(r[2]) || 0;
-        seen.set(r[2], k + 1);
-        const key = r[2] ? "c:" + r[2] + "#" + k : "r:" + r[5] + r[0];
-        keys.push(key);
-        // Ordered as the series are: order key (commit time), then observedAt.
-        const order = r[5] + "|" + r[4];
-        const prev = xs.get(key);
-        if (!prev || order < prev.order) xs.set(key, { order, commit: r[2], when: r[5] });
+      for (const p of pointsOf(s)) {
+        const prev = xs.get(p.key);
+        if (!prev || p.order < prev.order) xs.set(p.key, { order: p.order, label: p.label });
       }
-      xkeyOf.set(s, keys);
     }
-    const xkeys = [...xs.keys()].sort((a, b) => {
+    const keys = [...xs.keys()].sort((a, b) => {
       const oa = xs.get(a).order, ob = xs.get(b).order;
       return oa < ob ? -1 : oa > ob ? 1 : a < b ? -1 : a > b ? 1 : 0;
     });
-    const xpos = new Map(xkeys.map((k, i) => [k, i]));
-    const labels = xkeys.map((k) => (xs.get(k).commit ? short(xs.get(k).commit).slice(0, 7) : xs.get(k).when.slice(0, 10)));
-    const xvals = xkeys.map((_, i) => i);
-    const shown = all.filter((s) => !focus || s.id === focus || all.length <= 8).slice(0, 8);
+    return { keys, pos: new Map(keys.map((k, i) => [k, i])), labels: keys.map((k) => xs.get(k).label) };
+  }
+
+  function median(values) {
+    const v = values.slice().sort((a, b) => a - b);
+    const m = v.length >> 1;
+    return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  }
+
+  function linePoints(s) {
+    // Runs of one commit on the line: one point, their medians' median.
+    const by = new Map();
+    for (let j = 0; j < s.line.length; j++) {
+      const r = s.runs[s.line[j]];
+      if (r[6] === null || r[6] === undefined) continue;
+      const key = r[2] ? "c:" + r[2] : "r:" + r[5] + r[0];
+      if (!by.has(key)) by.set(key, { key, order: r[5] + "|" + r[4], label: r[2] ? short(r[2]).slice(0, 7) : r[4].slice(0, 10), runs: [], lineIndex: j });
+      by.get(key).runs.push(r);
+    }
+    return [...by.values()].map((p) => Object.assign(p, {
+      median: median(p.runs.map((r) => r[6])),
+      p20: p.runs.every((r) => r[7] !== null) ? median(p.runs.map((r) => r[7])) : null,
+      p80: p.runs.every((r) => r[8] !== null) ? median(p.runs.map((r) => r[8])) : null,
+      degraded: p.runs.map((r) => r[9]).filter(Boolean).join("; ") || null,
+    }));
+  }
+
+  function xAxis(labels) {
+    return {
+      // One label per commit; thinned when they would overlap.
+      splits: (u) => {
+        const [lo, hi] = [Math.ceil(u.scales.x.min), Math.floor(u.scales.x.max)];
+        const room = Math.max(1, Math.floor(u.bbox.width / devicePixelRatio / 70));
+        const step = Math.max(1, Math.ceil((hi - lo + 1) / room));
+        const out = [];
+        for (let i = lo; i <= hi; i += step) out.push(i);
+        return out;
+      },
+      values: (u, ticks) => ticks.map((t) => (labels[t] !== undefined ? labels[t] : "")),
+      rotate: 0,
+    };
+  }
+
+  function yAxis(title, format) {
+    // The title sits left of the widest tick label, never over it.
+    return {
+      label: title, labelGap: 6, labelSize: 18, gap: 6,
+      values: (u, ticks) => ticks.map(format),
+      size: (u, values) => {
+        if (!values) return 60;
+        u.ctx.font = (12 * devicePixelRatio) + "px sans-serif";
+        const widest = Math.max(...values.map((v) => u.ctx.measureText(String(v)).width)) / devicePixelRatio;
+        return Math.ceil(widest) + 18;
+      },
+    };
+  }
+
+  function logWanted(values) {
+    const v = values.filter((x) => x !== null && x !== undefined && x > 0);
+    if (v.length < 2) return false;
+    return Math.max(...v) / Math.min(...v) > 10;
+  }
+
+  function drawTrends(all, focus, chartBox, rooflineBox, legend) {
+    const drawn = all.filter((s) => s.runs.some((r) => r[6] !== null && r[6] !== undefined));
+    const points = new Map(drawn.map((s) => [s, linePoints(s)]));
+    const x = xPositions(drawn, (s) => points.get(s));
+    const xvals = x.keys.map((_, i) => i);
+    const shown = drawn.filter((s) => !focus || s.id === focus || drawn.length <= 8).slice(0, 8);
     const columns = [xvals];
     const uSeries = [{ label: "commit" }];
     const bands = [];
     const marks = [];
     const roof = [];
+    const every = [];
     legend.replaceChildren();
     shown.forEach((s, n) => {
       const color = COLORS[n % COLORS.length];
@@ -273,40 +421,40 @@
       const p20 = new Array(xvals.length).fill(null);
       const p80 = new Array(xvals.length).fill(null);
       const pct = new Array(xvals.length).fill(null);
-      const at = [];
-      const keys = xkeyOf.get(s);
-      for (let j = 0; j < s.line.length; j++) {
-        const r = s.runs[s.line[j]];
-        const x = xpos.get(keys[j]);
-        at.push(x);
-        med[x] = r[6];
-        p20[x] = r[7];
-        p80[x] = r[8];
-        if (s.bytesMoved && s.peakBandwidth && r[6]) pct[x] = (100 * s.bytesMoved / (r[6] * 1e-9)) / s.peakBandwidth;
+      const atLine = new Map();
+      for (const p of points.get(s)) {
+        const i = x.pos.get(p.key);
+        med[i] = p.median; p20[i] = p.p20; p80[i] = p.p80;
+        every.push(p.median);
+        for (const r of p.runs) atLine.set(r[0], i);
+        if (s.bytesMoved && s.peakBandwidth && p.median) pct[i] = (100 * s.bytesMoved / (p.median * 1e-9)) / s.peakBandwidth;
       }
       const base = columns.length;
       columns.push(med, p20, p80);
       uSeries.push(
-        { label: lineLabel(s, all), stroke: color, width: 2, spanGaps: true, points: { show: true, size: 4 } },
+        { label: lineLabel(s, drawn), stroke: color, width: 2, spanGaps: true, points: { show: true, size: 4 } },
         { label: "p20", stroke: color, width: 0, spanGaps: true, points: { show: false } },
         { label: "p80", stroke: color, width: 0, spanGaps: true, points: { show: false } });
       bands.push({ series: [base + 2, base + 1], fill: color + "30" });
       for (const st of s.steps) {
-        const x = at[st[0]];
-        if (x !== undefined) marks.push({ x, y: med[x], cause: st[2], ratio: st[1], detail: st[3], label: lineLabel(s, all), commit: s.runs[s.line[st[0]]][2] });
+        const run = s.runs[s.line[st[0]]];
+        const xi = run ? atLine.get(run[0]) : undefined;
+        if (xi !== undefined) marks.push({ x: xi, y: med[xi], cause: st[2], ratio: st[1], detail: st[3], verdict: st[4], evidence: st[5], causes: st[6], movedWith: st[7], label: lineLabel(s, drawn), commit: run[2] });
       }
-      if (pct.some((v) => v !== null)) roof.push({ label: lineLabel(s, all), color, values: pct });
-      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:" + color }), lineLabel(s, all)));
+      if (pct.some((v) => v !== null)) roof.push({ label: lineLabel(s, drawn), color, values: pct });
+      const degraded = points.get(s).filter((p) => p.degraded);
+      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:" + color }), lineLabel(s, drawn),
+        degraded.length ? el("span", { class: "degraded", title: degraded.map((p) => p.label + ": " + p.degraded).join("\n"), text: " (" + degraded.length + " degraded)" }) : null));
     });
-    if (all.length > shown.length) {
-      legend.append(el("span", { class: "note", text: "(" + (all.length - shown.length) + " more lines: pick one from Health or Runs)" }));
+    if (drawn.length > shown.length) {
+      legend.append(el("span", { class: "note", text: "(" + (drawn.length - shown.length) + " more lines: pick one from Health or Runs)" }));
     }
+    const log = logWanted(every);
     const width = Math.max(480, chartBox.clientWidth || 900);
-    const xAxis = { values: (u, ticks) => ticks.map((t) => (Number.isInteger(t) && labels[t] !== undefined ? labels[t] : "")), rotate: 0 };
     const opts = {
       width, height: 360,
-      scales: { x: { time: false } },
-      axes: [xAxis, { label: "median latency", values: (u, ticks) => ticks.map(fmtNs), size: 80 }],
+      scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
+      axes: [xAxis(x.labels), yAxis("median latency" + (log ? " (log scale)" : ""), fmtNs)],
       series: uSeries,
       bands,
       legend: { show: false },
@@ -316,6 +464,7 @@
     new uPlot(opts, columns, chartBox);
     chartBox.dataset.lines = String(shown.length);
     chartBox.dataset.points = String(xvals.length);
+    chartBox.dataset.scale = log ? "log" : "linear";
     if (roof.length) {
       rooflineBox.append(el("h3", { text: "% of the roofline (bytesMoved / median over the GPU's peak bandwidth)" }));
       const box = el("div", {});
@@ -323,18 +472,71 @@
       new uPlot({
         width, height: 220,
         scales: { x: { time: false } },
-        axes: [xAxis, { label: "% of peak", values: (u, ticks) => ticks.map((t) => t.toFixed(0) + "%"), size: 80 }],
+        axes: [xAxis(x.labels), yAxis("% of peak", (t) => digits(t) + "%")],
         series: [{ label: "commit" }].concat(roof.map((r) => ({ label: r.label, stroke: r.color, width: 2, spanGaps: true }))),
         legend: { show: false },
       }, [xvals].concat(roof.map((r) => r.values)), box);
     }
-    const head = el("thead", {}, el("tr", {}, ["line", "commit", "change", "cause", "what differs"].map((t) => el("th", { text: t }))));
+    return marks;
+  }
+
+  function drawRelative(entries, data, focus, box) {
+    if (!entries.length) return [];
+    const pairs = entries.map((e, i) => ({ e, d: data[i] })).filter((p) => !focus || p.e.id === focus || entries.length <= 8).slice(0, 8);
+    // Ordered as the series are: commit time, then observedAt.
+    const pointsOf = (p) => p.d.points.map((q) => ({ key: q[0] ? "c:" + q[0] : "r:" + q[6], order: q[1] + "|" + q[9], label: short(q[0]).slice(0, 7) }));
+    const x = xPositions(pairs, pointsOf);
+    const xvals = x.keys.map((_, i) => i);
+    const columns = [xvals];
+    const uSeries = [{ label: "commit" }];
+    const marks = [];
+    const legend = el("div", { class: "legend", id: "relative-legend" });
+    const every = [];
+    pairs.forEach((p, n) => {
+      const color = COLORS[(n + 3) % COLORS.length];
+      const ys = new Array(xvals.length).fill(null);
+      const gpuAt = [];
+      p.d.points.forEach((q, j) => {
+        const i = x.pos.get(pointsOf(p)[j].key);
+        ys[i] = q[3];
+        every.push(q[3]);
+        gpuAt[j] = { i, gpu: q[2] };
+      });
+      columns.push(ys);
+      const title = p.e.provider + " over " + p.e.baseline;
+      uSeries.push({ label: title, stroke: color, width: 2, spanGaps: true, points: { show: true, size: 5 } });
+      for (const st of p.d.steps) {
+        const i = gpuAt[st[0]] ? gpuAt[st[0]].i : undefined;
+        if (i !== undefined) marks.push({ x: i, y: ys[i], cause: st[2], ratio: st[1], detail: st[3], verdict: st[4], evidence: st[5], causes: st[6], movedWith: st[7], label: title + " (" + p.e.gpus.join(", ") + ")", commit: p.d.points[st[0]][0] });
+      }
+      legend.append(el("span", {}, el("span", { class: "swatch", style: "background:" + color }), title + " · " + p.e.gpus.join(" → ")));
+    });
+    box.append(el("h3", { text: "Over the baseline measured in the same sweep (survives a change of GPU)" }), legend);
+    const chart = el("div", {});
+    box.append(chart);
+    const log = logWanted(every);
+    new uPlot({
+      width: Math.max(480, box.clientWidth || 900), height: 240,
+      scales: { x: { time: false }, y: log ? { distr: 3 } : {} },
+      axes: [xAxis(x.labels), yAxis("implementation / baseline" + (log ? " (log)" : ""), (t) => "x" + digits(t))],
+      series: uSeries,
+      legend: { show: false },
+      hooks: { draw: [(u) => drawMarks(u, marks)] },
+    }, columns, chart);
+    box.dataset.lines = String(pairs.length);
+    return marks;
+  }
+
+  function stepsRows(marks) {
+    if (!marks.length) return [el("caption", { class: "note", text: "No change point on these lines." })];
+    const head = el("thead", {}, el("tr", {}, ["line", "commit", "change", "verdict", "cause", "what differs"].map((t) => el("th", { text: t }))));
     const body = el("tbody", {}, marks.map((m) => el("tr", {},
       el("td", { text: m.label }), el("td", { text: short(m.commit) }),
-      el("td", { class: "num " + (m.ratio > 1 ? "slower" : "faster"), text: fmtRatio(m.ratio) }),
-      el("td", {}, causeBadge(m.cause)), el("td", { class: "detail", title: m.detail || null, text: clip(m.detail) }))));
-    stepsTable.replaceChildren(head, body);
-    if (!marks.length) stepsTable.replaceChildren(el("caption", { class: "note", text: "No change point on these lines." }));
+      el("td", { class: "num " + verdictClass(m.verdict), text: fmtRatio(m.ratio) }),
+      el("td", { title: m.evidence || null, text: m.verdict || "–" }),
+      el("td", {}, causeCell({ cause: m.cause, causes: m.causes, movedWith: m.movedWith })),
+      el("td", { class: "detail", title: m.detail || null, text: clip(m.detail) }))));
+    return [head, body];
   }
 
   function drawMarks(u, marks) {
@@ -376,35 +578,28 @@
       return;
     }
     const keys = new Set(options.map((o) => o.key));
-    const a = keys.has(params.a) ? params.a : (refs.commits[1] || refs.commits[0] || refs.branches[0]).key;
-    const b = keys.has(params.b) ? params.b : (refs.commits[0] || refs.branches[0]).key;
-    const select = (id, value) => el("select", { id, onchange: (e) => { location.hash = hashOf({ view: "compare", a: id === "ref-a" ? e.target.value : a, b: id === "ref-b" ? e.target.value : b }); } },
-      options.map((o) => { const opt = el("option", { value: o.key, text: o.text }); opt.selected = o.key === value; return opt; }));
-    const [left, right] = await Promise.all([load("refs/" + a), load("refs/" + b)]);
+    const chosen = keys.has(params.ref) ? params.ref : (refs.commits[0] || refs.branches[0]).key;
+    const select = el("select", { id: "ref", onchange: (e) => { location.hash = hashOf({ view: "compare", ref: e.target.value }); } },
+      options.map((o) => { const opt = el("option", { value: o.key, text: o.text }); opt.selected = o.key === chosen; return opt; }));
+    const ref = await load("refs/" + chosen);
     if (!current()) return;
     const byId = new Map(index.series.map((s) => [s.id, s]));
-    const rows = [];
-    for (const sid of new Set([...Object.keys(left.runs), ...Object.keys(right.runs)])) {
-      const s = byId.get(sid);
-      if (!s) continue;
-      const l = left.runs[sid], r = right.runs[sid];
-      // A run without a latency median (memory only, failed) has nothing to compare.
-      if (!(l && l[0]) && !(r && r[0])) continue;
-      const ratio = l && r && l[0] && r[0] ? r[0] / l[0] : null;
-      rows.push({ s, l, r, ratio });
-    }
-    // Slowest first; series run on one side only at the end.
-    rows.sort((x, y) => (x.ratio === null) - (y.ratio === null) || (y.ratio || 0) - (x.ratio || 0));
+    const rows = ref.rows.filter((r) => byId.has(r[0]));
+    // Regressions first, worst first; then improvements; then the rest.
+    const rank = (r) => (r[4] === "regression" ? 0 : r[4] === "improvement" ? 1 : 2);
+    rows.sort((a, b) => rank(a) - rank(b) || Math.abs((b[3] || 1) - 1) - Math.abs((a[3] || 1) - 1));
     const table = el("table", { id: "compare" },
-      el("thead", {}, el("tr", {}, ["kernel", "A median", "B median", "B vs A"].map((t, i) => el("th", { class: i ? "num" : null, text: t })))),
-      el("tbody", {}, rows.map(({ s, l, r, ratio }) => el("tr", {},
-        el("td", {}, link(seriesLabel(s), { view: "trends", workload: s.workload, series: s.id })),
-        el("td", { class: "num", text: l ? fmtNs(l[0]) : "not run" }),
-        el("td", { class: "num", text: r ? fmtNs(r[0]) : "not run" }),
-        el("td", { class: "num " + (ratio === null ? "" : ratio > 1 ? "slower" : ratio < 1 ? "faster" : ""), text: fmtRatio(ratio) })))));
-    fill(el("h2", { text: "Compare two commits or branches" }),
-      el("div", { class: "filters" }, el("label", {}, "A", select("ref-a", a)), el("label", {}, "B", select("ref-b", b))),
-      el("p", { class: "note", text: "Each side is its latest run of every series; B vs A is B's median over A's (above 0%: B is slower)." }),
+      el("thead", {}, el("tr", {}, ["kernel", "base", "base median", ref.kind + " median", "change", "evidence"].map((t, i) => el("th", { class: i > 1 && i < 5 ? "num" : null, text: t })))),
+      el("tbody", {}, rows.map((r) => el("tr", { class: r[4] || null },
+        el("td", {}, link(seriesLabel(byId.get(r[0])), { view: "trends", workload: byId.get(r[0]).workload, series: r[0] })),
+        el("td", { title: r[8] || null, text: r[6] ? short(r[6]) : "no base" }),
+        el("td", { class: "num", text: r[1] === null ? "–" : fmtNs(r[1]) }),
+        el("td", { class: "num", text: fmtNs(r[2]) }),
+        el("td", { class: "num " + verdictClass(r[4]), text: verdictText(r[4], r[3]) }),
+        el("td", { class: "detail", text: clip(r[5]) })))));
+    fill(el("h2", { text: "Compare a commit or branch with " + ref.base }),
+      el("div", { class: "filters" }, el("label", {}, "commit or branch", select)),
+      el("p", { class: "note", text: "A commit against " + ref.base + "'s history before it, a branch against " + ref.base + " now (its own runs left out), as kernelindex compare --history judges: a change counts when it passes the noise and may reach " + digits(site.threshold * 100) + "%; ~ otherwise." }),
       table);
   }
 
@@ -459,7 +654,7 @@
             tbody.append(el("tr", {},
               el("td", {}, link(r[0], { view: "record", s: s.id, n: r[0] })),
               el("td", { text: [s.operation, s.pass].filter(Boolean).join(" ") }), el("td", { text: s.gpu || "" }),
-              el("td", { text: s.dtype || "" }), el("td", { text: s.provider || "" }), el("td", { text: r[1] }),
+              el("td", { text: s.dtype || "" }), el("td", { text: s.provider || "" }), el("td", { text: r[1], title: r[9] || null }, r[9] ? el("span", { class: "degraded", text: " degraded" }) : null),
               el("td", { text: short(r[2]) }), el("td", { text: r[3] || "" }), el("td", { class: "num", text: fmtNs(r[6]) }),
               el("td", { class: "when", text: r[4].replace("T", " ").replace(/\.\d+Z$/, "Z") })));
             added++;
@@ -492,10 +687,13 @@
     if (!Object.prototype.hasOwnProperty.call(texts, params.n)) throw new Error("no record named " + JSON.stringify(params.n || ""));
     const text = texts[params.n];
     const blob = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+    // Shown indented; the download is the stored text, byte for byte.
+    let shown = text;
+    try { shown = JSON.stringify(JSON.parse(text), null, 2); } catch (err) { shown = text; }
     fill(el("h2", { text: params.n }),
       el("p", {}, el("a", { href: blob, download: params.n + ".json", id: "record-download" }, "Download the record (JSON)"),
         " · ", el("a", { href: "#/runs" }, "back to Runs")),
-      el("pre", { class: "record", id: "record-text", text }));
+      el("pre", { class: "record", id: "record-text", text: shown }));
   }
 
   // ---- start -------------------------------------------------------------------------

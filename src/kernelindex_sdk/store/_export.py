@@ -23,7 +23,7 @@ def export_line(text: str, form: str) -> str:
     return dumps(json.loads(text), indent=None) + "\n"
 
 
-def _line(url: StoreURL, text: object, form: object, what: str) -> str:
+def _line(url: StoreURL, text: object, form: object, what: str, table: str) -> str:
     """:func:`export_line` of a stored text, checked against the layout.
 
     Raises:
@@ -31,13 +31,13 @@ def _line(url: StoreURL, text: object, form: object, what: str) -> str:
             text that is not JSON.
     """
     if type(text) is not str:
-        raise damaged(url, f"{what} has no record text ({text!r}): it cannot be exported")
+        raise damaged(url, f"{what} has no text in {table} ({text!r}), so it cannot be exported")
     if form not in _FORMS:
         raise damaged(url, f"{what} has record_form {form!r}, expected 'line' or 'document'")
     try:
         return export_line(text, str(form))
     except ValueError:
-        raise damaged(url, f"{what}'s record text is not JSON") from None
+        raise damaged(url, f"{what}'s text in {table} is not JSON") from None
 
 
 def export_lines(
@@ -54,9 +54,9 @@ def export_lines(
     """
     if documents is not None:
         for text, form in documents:
-            yield _line(url, text, form, "a document on its own")
+            yield _line(url, text, form, "a document on its own", "documents")
     for name, run_text, run_form in runs:
-        yield _line(url, run_text, run_form, f"run {name!r}")
+        yield _line(url, run_text, run_form, f"run {name!r}", "run_texts")
 
 
 def refuse_store_file(out_path: str | Path | int, url: StoreURL) -> None:

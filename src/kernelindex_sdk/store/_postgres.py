@@ -60,6 +60,9 @@ __all__ = ["PostgresBackend"]
 # One lock key for creating and migrating the layout: concurrent openers take turns.
 _LAYOUT_LOCK: Final = 0x6B69_6C61  # "kila"
 _CONNECT_TIMEOUT_S: Final = 30
+# PostgreSQL's error for an ON CONFLICT without the unique key it names: a table of the
+# store made again without its constraints.
+_NO_UNIQUE_KEY: Final = "42P10"
 # Rows a streaming read (export) fetches from the server at a time.
 _FETCH: Final = 500
 # The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``, each with one
@@ -97,6 +100,20 @@ _TABLES_IN: Final = (
     "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
     " WHERE n.nspname = %s AND c.relkind IN ('r', 'p') AND c.relname = ANY (%s)"
 )
+
+
+# The layout's type of each column ingest writes through a staging table (any other:
+# text).
+_TYPE_OF: Final = {
+    "seq": "bigint",
+    "median_ns": "bigint",
+    "p20_ns": "bigint",
+    "p80_ns": "bigint",
+    "group_id": "bigint",
+    "labels": "jsonb",
+    "annotations": "jsonb",
+    "spec": "jsonb",
+}
 
 
 def _reason(err: psycopg.Error) -> str:
@@ -181,7 +198,13 @@ class PostgresBackend:
             cursor = self._db.execute(sql, params)
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
+
+    def _error(self, err: psycopg.Error) -> StoreError:
+        """The StoreError of a failed statement; a damaged store's own."""
+        if err.sqlstate == _NO_UNIQUE_KEY:
+            return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        return StoreError(source=self._url.shown, reason=_reason(err))
 
     def _settle(self) -> None:
         """Wait for the record texts being written; raise their failure here.
@@ -293,6 +316,16 @@ class PostgresBackend:
                 (table,),
             )
         )
+        for column in columns:
+            # A column altered by hand to another type (the layout's is its contract):
+            # its values would not go in as they are.
+            expected = _TYPE_OF.get(column, "text")
+            if found.get(column) != expected:
+                raise damaged(
+                    self._url,
+                    f"{table}.{column} is {found.get(column) or 'missing'},"
+                    f" the layout's is {expected}",
+                )
         types = [found[column] for column in columns]
         staged_types = ["text" if kind == "jsonb" else kind for kind in types]
         name = f"kernelindex_in_{table}"
@@ -335,7 +368,7 @@ class PostgresBackend:
                 )
                 return cursor.fetchall()
         except psycopg.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     @staticmethod
     def _write(
@@ -463,8 +496,10 @@ class PostgresBackend:
             " LEFT JOIN run_texts t ON t.seq = r.seq WHERE r.name = ANY (%s)",
             (list(names),),
         ):
-            if type(text) is not str or type(source) is not str:
-                raise damaged(self._url, f"run {name!r} has text {text!r} and source {source!r}")
+            if type(text) is not str:
+                raise damaged(self._url, f"run {name!r} has no text in run_texts ({text!r})")
+            if type(source) is not str:
+                raise damaged(self._url, f"runs.source of run {name!r} is {source!r}")
             found[name] = (text, source)
         return found
 

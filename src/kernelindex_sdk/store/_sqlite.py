@@ -53,6 +53,9 @@ _PAGE_BYTES: Final = 65536
 SQLITE_CACHE_KIB: Final = 32768
 # Rows read from a cursor at a time where a read streams (export).
 _FETCH: Final = 500
+# SQLite's refusal of an ON CONFLICT without the unique key it names (it has no error
+# code of its own): a table of the store made again without its constraints.
+_NO_UNIQUE_KEY: Final = "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE"
 
 # The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``. The objects'
 # columns are looked up by digest, not joined per run: a join costs each of 10,000 runs
@@ -167,17 +170,23 @@ class SQLiteBackend:
     def writable(self) -> bool:
         return self._writable
 
+    def _error(self, err: sqlite3.Error) -> StoreError:
+        """The StoreError of a failed statement; a damaged store's own."""
+        if _NO_UNIQUE_KEY in str(err):
+            return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        return StoreError(source=self._url.shown, reason=_reason(err))
+
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             return self._db.execute(sql, params).fetchall()
         except sqlite3.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         try:
             return self._db.executemany(sql, rows).rowcount
         except sqlite3.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     def _stream(self, sql: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
         """The rows of ``sql``, read from SQLite :data:`_FETCH` at a time as consumed."""
@@ -360,10 +369,10 @@ class SQLiteBackend:
                 f" LEFT JOIN run_texts t ON t.seq = r.seq WHERE r.name IN {_marks(len(chunk))}",
                 chunk,
             ):
-                if type(text) is not str or type(source) is not str:
-                    raise damaged(
-                        self._url, f"run {name!r} has text {text!r} and source {source!r}"
-                    )
+                if type(text) is not str:
+                    raise damaged(self._url, f"run {name!r} has no text in run_texts ({text!r})")
+                if type(source) is not str:
+                    raise damaged(self._url, f"runs.source of run {name!r} is {source!r}")
                 found[name] = (text, source)
         return found
 

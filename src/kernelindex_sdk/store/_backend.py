@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Final, Literal, Protocol
 
@@ -31,6 +31,7 @@ __all__ = [
     "LayoutProbe",
     "RunText",
     "damaged",
+    "fetched",
     "json_of",
     "open_layout",
 ]
@@ -231,6 +232,15 @@ class Backend(Protocol):
     def close(self) -> None:
         """Close the connection."""
         ...
+
+
+def fetched(
+    fetchmany: Callable[[int], Sequence[tuple[Any, ...]]], size: int
+) -> Iterator[tuple[Any, ...]]:
+    """A cursor's rows, fetched from the database ``size`` at a time as they are consumed
+    (a read that streams holds at most ``size`` rows)."""
+    while rows := fetchmany(size):
+        yield from rows
 
 
 def damaged(url: StoreURL, reason: str) -> StoreDamagedError:

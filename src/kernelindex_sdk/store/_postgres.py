@@ -35,7 +35,7 @@ from typing import Any, Final, Literal
 import attrs
 
 from ..errors import MissingDependencyError, StoreError, StoreLayoutError
-from ._backend import MISSING, LayoutProbe, RunText, damaged, json_of
+from ._backend import MISSING, LayoutProbe, RunText, damaged, fetched, json_of
 from ._layout import (
     GROUP_COLUMNS,
     LAYOUT_VERSION,
@@ -545,9 +545,8 @@ class PostgresBackend:
         with self.reading():
             try:
                 with self._db.cursor(name=f"kernelindex_read_{next(self._cursors)}") as cursor:
-                    cursor.itersize = _FETCH
                     cursor.execute(sql, params)
-                    yield from cursor
+                    yield from fetched(cursor.fetchmany, _FETCH)
             except psycopg.Error as err:
                 raise StoreError(source=self._url.shown, reason=_reason(err)) from err
 

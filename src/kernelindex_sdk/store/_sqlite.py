@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ..errors import StoreError, StoreLayoutError
-from ._backend import MISSING, LayoutProbe, RunText, damaged, json_of
+from ._backend import MISSING, LayoutProbe, RunText, damaged, fetched, json_of
 from ._layout import (
     GROUP_COLUMNS,
     LAYOUT_VERSION,
@@ -192,8 +192,7 @@ class SQLiteBackend:
         """The rows of ``sql``, read from SQLite :data:`_FETCH` at a time as consumed."""
         try:
             cursor = self._db.execute(sql, params)
-            while rows := cursor.fetchmany(_FETCH):
-                yield from rows
+            yield from fetched(cursor.fetchmany, _FETCH)
         except sqlite3.Error as err:
             raise StoreError(source=self._url.shown, reason=_reason(err)) from err
 

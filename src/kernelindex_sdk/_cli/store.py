@@ -158,8 +158,8 @@ def _without_commit(report: IngestReport) -> str:
     """The line for runs stored without a commit: their order, and how to add one."""
     return (
         f"{report.without_commit} run(s) stored without a kernelindex.dev/commit annotation:"
-        " history orders them by observation time only; give ingest --commit, --branch and"
-        " --commit-time (or the producer's: kernelindex bench and import liger take the same)"
+        " their points are ordered by observation time only; add provenance with ingest"
+        " --commit/--branch/--commit-time (kernelindex bench and import liger take the same)"
     )
 
 

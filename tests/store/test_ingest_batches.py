@@ -144,6 +144,9 @@ def test_a_sqlite_connection_caches_the_documented_pages(tmp_path: Path) -> None
         ((page,),) = connection.execute("PRAGMA page_size").fetchall()
     assert (kib, page, SQLITE_CACHE_KIB // (page // 1024)) == (-SQLITE_CACHE_KIB, 65536, 512)
     # A setting of the connection, not of the file: another program's keeps its own.
+    # The log is the file's: a new store is made in write-ahead logging.
     with sqlite3.connect(path) as other:
         ((theirs,),) = other.execute("PRAGMA cache_size").fetchall()
+        ((journal,),) = other.execute("PRAGMA journal_mode").fetchall()
     assert theirs != -SQLITE_CACHE_KIB
+    assert journal == "wal"

@@ -28,6 +28,7 @@ from ._url import StoreURL
 __all__ = [
     "MISSING",
     "Backend",
+    "DataRefusedError",
     "LayoutProbe",
     "RunText",
     "damaged",
@@ -35,6 +36,14 @@ __all__ = [
     "json_of",
     "open_layout",
 ]
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class DataRefusedError(StoreError):
+    """The database refused the data of a statement (PostgreSQL's data exceptions and
+    program limits, SQLite's too big), not for its own state: ingest refuses the file
+    with the reason and goes on with the next files. A backend raises it; its own
+    errors say which of its failures are such."""
+
 
 #: ``LayoutProbe.version`` when kernelindex_layout has no ``layout_version`` row.
 MISSING: Final = object()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import operator
-import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +29,7 @@ from ..convert import dumps
 from ..documents import Document
 from ..errors import ArgumentError, FileProblem, InputError, Problem, StoreError
 from . import _extract
-from ._backend import Backend
+from ._backend import Backend, DataRefusedError
 from ._layout import GROUP_COLUMNS, OBJECT_TABLES, group_key
 from ._report import IngestReport
 
@@ -52,10 +51,6 @@ BATCH: Final = 2000
 # A writer that lost a deadlock or serialization race tries its file again.
 _RETRIES: Final = 5
 _RETRY_STATES: Final = frozenset({"40P01", "40001"})
-# What a store refuses for the data itself, not for its own state: PostgreSQL's data
-# exceptions (class 22) and program limits (54, say an index entry too long). Such a
-# file is refused with the reason, and the next files go on.
-_DATA_STATE_CLASSES: Final = ("22", "54")
 # A string value or key holding U+0000, as a JSON text writes it (a NUL cannot be
 # written raw in JSON).
 _NUL_ESCAPE: Final = "\\u0000"
@@ -714,14 +709,6 @@ def _retryable(err: StoreError) -> bool:
     return getattr(err.__cause__, "sqlstate", None) in _RETRY_STATES
 
 
-def _refused_data(err: StoreError) -> bool:
-    """Whether the store refused a file's data (not its own state: a lost connection or
-    a full disk stops the command)."""
-    cause = err.__cause__
-    state = getattr(cause, "sqlstate", None) or ""
-    return state[:2] in _DATA_STATE_CLASSES or isinstance(cause, sqlite3.DataError)
-
-
 def _ingest_once(
     backend: Backend,
     path: str | Path,
@@ -745,10 +732,9 @@ def _ingest_once(
             clashes=work.clashes,
             problems=tuple(work.problems),
         )
-    except StoreError as err:
-        if not _refused_data(err):
-            raise
-        # Rolled back: the file is refused with the store's reason, the next files go on.
+    except DataRefusedError as err:
+        # Rolled back: the file is refused with the store's reason, the next files go on
+        # (a failure of the store itself, a lost connection or a full disk, stops them).
         problem = Problem(
             pointer="",
             message=f"the store refused the file's records: {err.reason}",

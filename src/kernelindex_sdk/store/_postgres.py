@@ -35,7 +35,15 @@ from typing import Any, Final, Literal
 import attrs
 
 from ..errors import MissingDependencyError, StoreError, StoreLayoutError
-from ._backend import MISSING, LayoutProbe, RunText, damaged, fetched, json_of
+from ._backend import (
+    MISSING,
+    DataRefusedError,
+    LayoutProbe,
+    RunText,
+    damaged,
+    fetched,
+    json_of,
+)
 from ._layout import (
     GROUP_COLUMNS,
     LAYOUT_VERSION,
@@ -63,6 +71,9 @@ _CONNECT_TIMEOUT_S: Final = 30
 # PostgreSQL's error for an ON CONFLICT without the unique key it names: a table of the
 # store made again without its constraints.
 _NO_UNIQUE_KEY: Final = "42P10"
+# What the server refuses for the data itself, not for its own state: data exceptions
+# (class 22) and program limits (54, say an index entry too long).
+_DATA_STATE_CLASSES: Final = ("22", "54")
 # Rows a streaming read (export) fetches from the server at a time.
 _FETCH: Final = 500
 # The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``, each with one
@@ -204,6 +215,8 @@ class PostgresBackend:
         """The StoreError of a failed statement; a damaged store's own."""
         if err.sqlstate == _NO_UNIQUE_KEY:
             return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        if (err.sqlstate or "")[:2] in _DATA_STATE_CLASSES:
+            return DataRefusedError(source=self._url.shown, reason=_reason(err))
         return StoreError(source=self._url.shown, reason=_reason(err))
 
     def _settle(self) -> None:
@@ -283,7 +296,7 @@ class PostgresBackend:
                 self._settle()
         except psycopg.Error as err:
             self._staged.clear()
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
         except BaseException:
             # A staging table made in a rolled-back transaction is gone with it.
             self._staged.clear()
@@ -486,7 +499,7 @@ class PostgresBackend:
                     rows,
                 )
         except psycopg.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         # One statement for all the names (an array), not one per few hundred.

@@ -21,7 +21,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from ..errors import StoreError, StoreLayoutError
-from ._backend import MISSING, LayoutProbe, RunText, damaged, fetched, json_of
+from ._backend import (
+    MISSING,
+    DataRefusedError,
+    LayoutProbe,
+    RunText,
+    damaged,
+    fetched,
+    json_of,
+)
 from ._layout import (
     GROUP_COLUMNS,
     LAYOUT_VERSION,
@@ -174,6 +182,8 @@ class SQLiteBackend:
         """The StoreError of a failed statement; a damaged store's own."""
         if _NO_UNIQUE_KEY in str(err):
             return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        if isinstance(err, sqlite3.DataError):
+            return DataRefusedError(source=self._url.shown, reason=_reason(err))
         return StoreError(source=self._url.shown, reason=_reason(err))
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

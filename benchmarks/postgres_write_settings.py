@@ -35,7 +35,7 @@ from typing import Any
 
 import psycopg
 
-from kernelindex_sdk.store._layout import create_statements
+from kernelindex_sdk.store._postgres_layout import CREATE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import write_results
@@ -70,7 +70,7 @@ def measure(
     for _ in range(repeat):
         with psycopg.connect(url, autocommit=True) as db:
             db.execute("DROP TABLE IF EXISTS run_texts")
-            db.execute(next(s for s in create_statements("postgresql") if "run_texts" in s))
+            db.execute(next(s for s in CREATE if "run_texts" in s))
             if compression is not None:
                 db.execute(f"SET default_toast_compression = {compression}")
             rows = [(seq, text, "line") for seq, text in enumerate(texts)]

@@ -33,7 +33,7 @@ from _results import write_results
 from store_ingest import make_file
 
 from kernelindex_sdk.store._connect import SQLITE_CACHE_KIB
-from kernelindex_sdk.store._layout import create_statements
+from kernelindex_sdk.store._sqlite_layout import CREATE
 
 STORE = -SQLITE_CACHE_KIB
 SETTINGS = (
@@ -72,7 +72,7 @@ def _measure(
     db.execute(f"PRAGMA synchronous = {sync}")
     if cache is not None:
         db.execute(f"PRAGMA cache_size = {cache}")
-    for statement in create_statements("sqlite"):
+    for statement in CREATE:
         db.execute(statement)
     digest = "sha256:" + "0" * 64
     rows = [

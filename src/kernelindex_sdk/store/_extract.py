@@ -148,21 +148,37 @@ def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
 #: The latency columns' range: both stores keep them as 64-bit integers.
 NS_MIN: Final = -(2**63)
 NS_MAX: Final = 2**63 - 1
-_STATISTICS: Final = ("median", "p20", "p80")
 
 
-def _latency(spec: dict[str, Any]) -> tuple[int | None, ...]:
+def _whole(ns: float | None) -> int | None:
+    """A latency in whole ns (rounded half to even), or None."""
+    return None if ns is None else round(ns)
+
+
+def _fits(ns: int | None) -> bool:
+    """Whether a latency fits the store's 64-bit integer column (or is absent)."""
+    return ns is None or NS_MIN <= ns <= NS_MAX
+
+
+def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     """Median, p20 and p80 in whole ns: from ``timing.latencyNs``, else from the first
-    latency measurement of that statistic in a unit of time (rounded half to even)."""
+    latency measurement of that statistic in a unit of time."""
     latency = (spec.get("timing") or {}).get("latencyNs") or {}
-    found = {statistic: latency.get(statistic) for statistic in _STATISTICS}
+    median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
     for measurement in spec.get("measurements", ()):
+        if median is not None and p20 is not None and p80 is not None:
+            break
+        factor = _NS_PER.get(measurement["unit"])
+        if measurement["metric"] != "latency" or factor is None:
+            continue
         statistic = measurement["statistic"]
-        if measurement["metric"] == "latency" and statistic in found and found[statistic] is None:
-            factor = _NS_PER.get(measurement["unit"])
-            if factor is not None:
-                found[statistic] = measurement["value"] * factor
-    return tuple(None if value is None else round(value) for value in found.values())
+        if statistic == "median" and median is None:
+            median = measurement["value"] * factor
+        elif statistic == "p20" and p20 is None:
+            p20 = measurement["value"] * factor
+        elif statistic == "p80" and p80 is None:
+            p80 = measurement["value"] * factor
+    return _whole(median), _whole(p20), _whole(p80)
 
 
 #: The columns of a run that ``run_groups`` (layout 3) holds once per distinct
@@ -242,7 +258,7 @@ def run_row(run: dict[str, Any], source: str, ingested_at: str) -> tuple[tuple[A
         _compact(notes),
         source,
         ingested_at,
-        degraded_reason(spec),
+        # A run that recorded no conditions is fit (degraded_reason's own rule).
+        degraded_reason(spec) if "conditions" in spec else None,
     )
-    fits = all(value is None or NS_MIN <= value <= NS_MAX for value in (median, p20, p80))
-    return row, fits
+    return row, _fits(median) and _fits(p20) and _fits(p80)

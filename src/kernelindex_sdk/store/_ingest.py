@@ -54,6 +54,7 @@ _RETRY_STATES: Final = frozenset({"40P01", "40001"})
 # A string value or key holding U+0000, as a JSON text writes it (a NUL cannot be
 # written raw in JSON).
 _NUL_ESCAPE: Final = "\\u0000"
+_NUL_ESCAPE_BYTES: Final = _NUL_ESCAPE.encode()
 
 
 class _RefusedError(Exception):
@@ -208,7 +209,7 @@ def _nul_problem(result: documents.DocumentResult) -> FileProblem | None:
     """
     raw = result.document.text
     # A JSON text writes a NUL as this escape only: most records are done here.
-    found = _NUL_ESCAPE.encode() in raw if isinstance(raw, bytes) else _NUL_ESCAPE in raw
+    found = _NUL_ESCAPE_BYTES in raw if isinstance(raw, bytes) else _NUL_ESCAPE in raw
     if not found:
         return None
     pointer = _nul_pointer(result.value)

@@ -187,14 +187,15 @@ def _held_writer(
     """Make the store's text writer wait for ``release`` once it has ``started``."""
     backend = store._backend
     started, release = threading.Event(), threading.Event()
-    write = backend._write_texts  # type: ignore[attr-defined]
+    texts = backend._texts  # type: ignore[attr-defined]
+    write = texts._write
 
     def held(rows: Any) -> None:
         started.set()
         release.wait(30)
         write(rows)
 
-    monkeypatch.setattr(backend, "_write_texts", held)
+    monkeypatch.setattr(texts, "_write", held)
     return started, release
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "open_layout",
 ]
 
+
 @attrs.frozen(kw_only=True, auto_exc=True)
 class DataRefusedError(StoreError):
     """The database refused the data of a statement (PostgreSQL's data exceptions and

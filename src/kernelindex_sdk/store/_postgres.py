@@ -1,18 +1,8 @@
 """The PostgreSQL store, through psycopg 3 (the ``[postgres]`` extra): every statement of
 it, in psycopg's own placeholders; imported only here.
 
-Rows go in by COPY into a temporary table and one ``INSERT ... SELECT ... ORDER BY key
-ON CONFLICT DO NOTHING RETURNING key`` per table: many writers may ingest overlapping
-files at once; each row is stored once, a writer that meets a row another is inserting
-waits for that one to commit, and since every writer takes its rows in key order,
-table after table, no two wait for each other in a cycle.
-
-Every COPY is binary: numbers are not written out as text for the server to parse back,
-and a record's text goes as the UTF-8 bytes it was read as, unescaped. The record texts
-(keyed by the arrival numbers this writer took, so no other writer can hold them) are
-the one write whose result ingest does not use: they are written on a worker thread while
-ingest reads and checks the next batch, and the server stores them meanwhile.
-``benchmarks/postgres_write_settings.py`` measures the settings.
+Rows go in by binary COPY (``_postgres_copy``): many writers may ingest overlapping
+files at once, each row stored once, and no two wait for each other in a cycle.
 
 The store is where the connection's search path finds ``kernelindex_layout``, as
 PostgreSQL resolves that name (a new store: the first schema of the path); the session's
@@ -29,10 +19,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final, Literal
-
-import attrs
 
 from ..errors import MissingDependencyError, StoreError, StoreLayoutError
 from ._backend import (
@@ -52,6 +39,7 @@ from ._layout import (
     RUN_INSERT_COLUMNS,
     TABLES,
 )
+from ._postgres_copy import StagedCopy, TextWriter
 from ._postgres_layout import CREATE, MIGRATIONS, StepError
 from ._query import ROW_COLUMNS
 from ._url import StoreURL
@@ -113,20 +101,6 @@ _TABLES_IN: Final = (
 )
 
 
-# The layout's type of each column ingest writes through a staging table (any other:
-# text).
-_TYPE_OF: Final = {
-    "seq": "bigint",
-    "median_ns": "bigint",
-    "p20_ns": "bigint",
-    "p80_ns": "bigint",
-    "group_id": "bigint",
-    "labels": "jsonb",
-    "annotations": "jsonb",
-    "spec": "jsonb",
-}
-
-
 def _reason(err: psycopg.Error) -> str:
     text = str(err).strip().splitlines()
     return "postgresql: " + (text[0] if text else type(err).__name__)
@@ -163,12 +137,8 @@ class PostgresBackend:
             )
         except psycopg.Error as err:
             raise StoreError(source=url.shown, reason=_reason(err)) from err
-        # The staging table of each table this connection has written, as made in its
-        # session (a rolled-back transaction takes the ones it made with it).
-        self._staged: dict[str, _Staging] = {}
-        # The record texts being written while the caller goes on (insert_texts).
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="kernelindex-texts")
-        self._pending: Future[None] | None = None
+        self._copier = StagedCopy(self._db, url, self._error, self._execute)
+        self._texts = TextWriter(self._db, self._error)
         self._cursors = itertools.count()
         if write:
             self._compress_with_lz4()
@@ -225,9 +195,7 @@ class PostgresBackend:
         Raises:
             StoreError: when they could not be written (the transaction then rolls back).
         """
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
+        self._texts.settle()
 
     # The layout.
     def probe(self) -> LayoutProbe:
@@ -295,11 +263,11 @@ class PostgresBackend:
                 # Committed only once every text is in.
                 self._settle()
         except psycopg.Error as err:
-            self._staged.clear()
+            self._copier.forget()
             raise self._error(err) from err
         except BaseException:
             # A staging table made in a rolled-back transaction is gone with it.
-            self._staged.clear()
+            self._copier.forget()
             raise
 
     @contextlib.contextmanager
@@ -316,50 +284,6 @@ class PostgresBackend:
             raise StoreError(source=self._url.shown, reason=_reason(err)) from err
 
     # Ingest.
-    def _stage(self, table: str, columns: Sequence[str]) -> _Staging:
-        staging = self._staged.get(table)
-        if staging is not None and staging.columns == tuple(columns):
-            return staging
-        # The table's column types, by name: its jsonb columns are staged as text (the
-        # INSERT parses them, once) so that every column goes by binary COPY as it is.
-        found = dict(
-            self._execute(
-                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
-                " WHERE attrelid = to_regclass(%s) AND attnum > 0 AND NOT attisdropped",
-                (table,),
-            )
-        )
-        for column in columns:
-            # A column altered by hand to another type (the layout's is its contract):
-            # its values would not go in as they are.
-            expected = _TYPE_OF.get(column, "text")
-            if found.get(column) != expected:
-                raise damaged(
-                    self._url,
-                    f"{table}.{column} is {found.get(column) or 'missing'},"
-                    f" the layout's is {expected}",
-                )
-        types = [found[column] for column in columns]
-        staged_types = ["text" if kind == "jsonb" else kind for kind in types]
-        name = f"kernelindex_in_{table}"
-        # A temporary table of those types, emptied at each commit.
-        made = ", ".join(
-            f"{column}::text AS {column}" if kind == "jsonb" else column
-            for column, kind in zip(columns, types, strict=True)
-        )
-        self._execute(f"DROP TABLE IF EXISTS pg_temp.{name}")
-        self._execute(
-            f"CREATE TEMPORARY TABLE {name} ON COMMIT DELETE ROWS AS"
-            f" SELECT {made} FROM {table} WITH NO DATA"
-        )
-        selected = ", ".join(
-            f"{column}::jsonb" if kind == "jsonb" else column
-            for column, kind in zip(columns, types, strict=True)
-        )
-        staging = _Staging(name, tuple(columns), staged_types, selected)
-        self._staged[table] = staging
-        return staging
-
     def _copy_in(
         self,
         table: str,
@@ -368,36 +292,10 @@ class PostgresBackend:
         rows: Sequence[Sequence[Any]],
         returning: str,
     ) -> list[tuple[Any, ...]]:
-        staging = self._stage(table, columns)
+        """:meth:`StagedCopy.insert`, once the texts being written are in (one statement
+        at a time on the connection)."""
         self._settle()
-        try:
-            with self._db.cursor() as cursor:
-                cursor.execute(f"TRUNCATE {staging.name}")
-                self._write(cursor, staging.name, columns, staging.types, rows)
-                cursor.execute(
-                    f"INSERT INTO {table} ({', '.join(columns)})"
-                    f" SELECT {staging.selected} FROM {staging.name}"
-                    f" ORDER BY {key} ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
-                )
-                return cursor.fetchall()
-        except psycopg.Error as err:
-            raise self._error(err) from err
-
-    @staticmethod
-    def _write(
-        cursor: psycopg.Cursor[Any],
-        table: str,
-        columns: Sequence[str],
-        types: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-    ) -> None:
-        """COPY the rows in binary: no value is written as text for the server to parse
-        back (numbers), or escaped (a record's newlines and backslashes)."""
-        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-        with cursor.copy(sql) as copy:
-            copy.set_types(types)
-            for row in rows:
-                copy.write_row(row)
+        return self._copier.insert(table, key, columns, rows, returning)
 
     def insert_objects(self, kind: str, rows: Sequence[Sequence[Any]]) -> set[str]:
         if not rows:
@@ -472,34 +370,9 @@ class PostgresBackend:
 
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
         """Write the texts while the caller goes on (reading and checking the next batch
-        of records): the server stores them on its own core, the one call whose result
-        ingest does not wait for. The next call on the connection, or the end of the
-        transaction, waits for them and raises their failure."""
-        self._settle()
-        if not rows:
-            return
-        # A text read as UTF-8 bytes goes as it is: binary COPY sends a text column's
-        # bytes, which the server checks as UTF-8 (this session's encoding), with no
-        # decoding to str here and encoding back.
-        data = [
-            (seq, text.encode("utf-8") if isinstance(text, str) else text, form)
-            for seq, text, form in rows
-        ]
-        self._pending = self._writer.submit(self._write_texts, data)
-
-    def _write_texts(self, rows: Sequence[tuple[int, bytes, str]]) -> None:
-        """COPY rows no other writer can hold (keyed by numbers this one took)."""
-        try:
-            with self._db.cursor() as cursor:
-                self._write(
-                    cursor,
-                    "run_texts",
-                    ("seq", "record_text", "record_form"),
-                    ("int8", "bytea", "text"),
-                    rows,
-                )
-        except psycopg.Error as err:
-            raise self._error(err) from err
+        of records): the one call whose result ingest does not wait for
+        (:class:`~._postgres_copy.TextWriter`)."""
+        self._texts.submit(rows)
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         # One statement for all the names (an array), not one per few hundred.
@@ -577,19 +450,6 @@ class PostgresBackend:
 
     def close(self) -> None:
         try:
-            self._settle()
+            self._texts.close()
         finally:
-            self._writer.shutdown()
             self._db.close()
-
-
-@attrs.frozen
-class _Staging:
-    """A temporary table that a table's rows are copied into before they are inserted."""
-
-    name: str
-    columns: tuple[str, ...]
-    #: The staged columns' types, as binary COPY sends them.
-    types: list[str]
-    #: The select list that gives the table's columns from the staged ones.
-    selected: str

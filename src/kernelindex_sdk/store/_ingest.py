@@ -55,6 +55,9 @@ _RETRY_STATES: Final = frozenset({"40P01", "40001"})
 # written raw in JSON).
 _NUL_ESCAPE: Final = "\\u0000"
 _NUL_ESCAPE_BYTES: Final = _NUL_ESCAPE.encode()
+# A backslash as ``int in bytes`` searches for it (a bytes needle of one byte goes the
+# general way).
+_BACKSLASH: Final = ord("\\")
 
 
 class _RefusedError(Exception):
@@ -208,8 +211,13 @@ def _nul_problem(result: documents.DocumentResult) -> FileProblem | None:
     JSON value than the record's, and its digest another.
     """
     raw = result.document.text
-    # A JSON text writes a NUL as this escape only: most records are done here.
-    found = _NUL_ESCAPE_BYTES in raw if isinstance(raw, bytes) else _NUL_ESCAPE in raw
+    # A JSON text writes a NUL as this escape only. Most records hold no backslash at
+    # all, which one byte's search (memchr) tells: a harness bundle's 3.3 KB in 0.09 us,
+    # against 1.4 us for the escape's six bytes.
+    if isinstance(raw, bytes):
+        found = _BACKSLASH in raw and _NUL_ESCAPE_BYTES in raw
+    else:
+        found = "\\" in raw and _NUL_ESCAPE in raw
     if not found:
         return None
     pointer = _nul_pointer(result.value)

@@ -142,6 +142,8 @@ class SQLiteBackend:
         self._writable = write
         self._created = False
         path = url.target
+        # Whether this reader finds the store's log files beside it (see close).
+        self._log_was_there = os.path.exists(path + "-wal")
         if path != MEMORY and not (write and create) and not os.path.exists(path):
             raise StoreLayoutError(source=url.shown, reason="no kernelindex store here")
         try:
@@ -459,3 +461,28 @@ class SQLiteBackend:
 
     def close(self) -> None:
         self._db.close()
+        path = self._url.target
+        if self._writable or path == MEMORY or self._log_was_there:
+            return
+        if os.path.exists(path + "-wal"):
+            self._tidy_log(path)
+
+    def _tidy_log(self, path: str) -> None:
+        """Remove the log files SQLite made for this reader of a write-ahead-logged store.
+
+        A read-only connection cannot remove them when it closes; a connection that may
+        write does, as the store's last one to close (SQLite's own rule: with another
+        still open, a writer, they stay its). This one opens the existing file (``rw``:
+        never creating it), writes nothing (``query_only``) and reads one row. The log it
+        finds is empty (a writer's last close emptied it), so the store's file is not
+        written; one that a writer left holding commits, it checkpoints as any last
+        connection does, which moves the writer's commits, not the reader's.
+        """
+        target = "file:" + urllib.parse.quote(path) + "?mode=rw"
+        with contextlib.suppress(sqlite3.Error):
+            tidy = sqlite3.connect(target, uri=True, timeout=0)
+            try:
+                tidy.execute("PRAGMA query_only = 1")
+                tidy.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            finally:
+                tidy.close()

@@ -3,10 +3,11 @@
     PYTHONPATH=src taskset -c 1 python benchmarks/sqlite_params.py \
         [--out benchmarks/results/sqlite_params.json]
 
-The store's inserts (``store/_sqlite_params.py``) write a run's None values as NULL
-literals of the statement, bind its text as a bytearray and put 64 rows in one statement.
-This times each choice against the plain one on the same rows, inserted into an
-in-memory table with ``executemany`` (CPU time a row, the best of ``--repeat``):
+0.6.1's inserts (``store/_sqlite_params.py``, removed since: docs/store.md, "Speed", has
+what they bought a whole ingest, under 3%) wrote a run's None values as NULL literals of
+the statement and put 64 rows in one statement; the store now binds rows plainly. This
+times each choice against the plain one on the same rows, inserted into an in-memory
+table with ``executemany`` (CPU time a row, the best of ``--repeat``):
 
 - five integers (the baseline), then two of them None bound as parameters, then the same
   two written NULL in the statement;

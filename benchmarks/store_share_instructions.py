@@ -136,9 +136,7 @@ def main() -> int:
         "python": platform.python_version(),
         "records_per_file": args.count,
         "instructions_per_record_into_sqlite": {shown(k): v for k, v in counts.items()},
-        "instructions_per_record_whole_ingest_into_sqlite": {
-            shown(k): v for k, v in whole.items()
-        },
+        "instructions_per_record_whole_ingest_into_sqlite": {shown(k): v for k, v in whole.items()},
     }
     write_results(report, args.out)
     return 0

@@ -197,3 +197,27 @@ def test_an_export_that_cannot_give_a_run_back_says_which_and_keeps_the_old_file
     assert f"run {first!r}" in err
     with open_store(store_url, create=False) as store, pytest.raises(StoreDamagedError):
         list(store.export_lines())
+
+
+def test_a_missing_object_row_reads_as_an_object_the_store_lacks(
+    store_url: str, tmp_path: Path
+) -> None:
+    """The layout keeps a run's objects when some record carried them (the published
+    example carries only its workload's and implementation's digests): a run whose object
+    rows are gone is such a run, read without them, never a traceback."""
+    with open_store(store_url) as store:
+        assert store.ingest([SWEEP], commit="c1", branch="main").ok
+    for table in ("environments", "implementations", "workloads", "protocols"):
+        query(store_url, f"DELETE FROM {table}")
+    with open_store(store_url, create=False) as store:
+        rows = store.rows()
+        assert len(rows) == 64
+        unknown = {(row.hardware, row.provider, row.operation) for row in rows}
+        assert unknown == {(None, None, None)}
+        assert store.spec("environment", rows[0].environment_digest) is None
+    for name, command in _commands(store_url, tmp_path).items():
+        status, _, err = run_in_process(*command)
+        assert (status, name) == (0, name), err
+    # The records ingested again carry the objects: the store holds them again.
+    with open_store(store_url, create=False) as store:
+        assert {row.hardware for row in store.rows()} == {"NVIDIA H200"}

@@ -57,12 +57,8 @@ with open_store(db) as store:
     rows = store.rows()
     found = history(rows, spec=store.spec)
     render_history(found, "json")
-    columns = None
-    if stage == "fetch":
-        from kernelindex_sdk.store._query import ROW_COLUMNS
-        columns = ", ".join(ROW_COLUMNS)
     calls = {
-        "fetch": lambda: store._backend.execute(f"SELECT {columns} FROM runs r"),
+        "fetch": lambda: store._backend.run_columns({}, None),
         "rows": store.rows,
         "history": lambda: history(rows, spec=store.spec),
         "json": lambda: render_history(found, "json"),

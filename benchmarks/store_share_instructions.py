@@ -16,7 +16,11 @@ fresh stores: reading and validating included): what a record costs in instructi
 whatever the time it takes. Where the time moves and this count does not, the time went
 to memory or the kernel, not to the instructions.
 
-``--src`` runs another version's code on the same files (its ``src``), e.g. 0.4.0's.
+``--src`` runs another version's code on the same files (its ``src``), e.g. 0.4.0's;
+given more than once, each version is counted on the same files, side by side:
+
+    python benchmarks/store_share_instructions.py --src MAIN/src --src src \
+        --out benchmarks/results/store_share_instructions_backends.json
 """
 
 from __future__ import annotations
@@ -100,30 +104,37 @@ def _instructions(src: Path, path: Path, k: int, script: str = _SHARE) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--src", type=Path, default=ROOT / "src")
+    parser.add_argument("--src", type=Path, action="append")
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--kinds", default="liger,harness,example")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    src = args.src.resolve()
-    counts = {}
-    whole = {}
+    sources = [path.resolve() for path in args.src or [ROOT / "src"]]
+    counts: dict[str, dict[str, int]] = {str(src): {} for src in sources}
+    whole: dict[str, dict[str, int]] = {str(src): {} for src in sources}
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.kinds.split(","):
             path = make_file(kind, args.count, Path(tmp))
-            one, three = _instructions(src, path, 1), _instructions(src, path, 3)
-            counts[kind] = (three - one) // (2 * args.count)
-            one, three = _instructions(src, path, 1, _WHOLE), _instructions(src, path, 3, _WHOLE)
-            whole[kind] = (three - one) // (2 * args.count)
+            for src in sources:
+                one, three = _instructions(src, path, 1), _instructions(src, path, 3)
+                counts[str(src)][kind] = (three - one) // (2 * args.count)
+                one = _instructions(src, path, 1, _WHOLE)
+                three = _instructions(src, path, 3, _WHOLE)
+                whole[str(src)][kind] = (three - one) // (2 * args.count)
+                print(src, kind, counts[str(src)][kind], whole[str(src)][kind], flush=True)
+
+    def shown(src: str) -> str:
+        return os.path.relpath(src, ROOT) if Path(src).is_relative_to(ROOT) else src
+
     report = {
         "command": " ".join(["python benchmarks/store_share_instructions.py", *sys.argv[1:]]),
-        "src": os.path.relpath(src, ROOT) if src.is_relative_to(ROOT) else str(src),
+        "src": [shown(str(src)) for src in sources],
         **machine_facts(),
         "records_per_file": args.count,
-        "instructions_per_record_into_sqlite": counts,
-        "instructions_per_record_whole_ingest_into_sqlite": whole,
+        "instructions_per_record_into_sqlite": {shown(k): v for k, v in counts.items()},
+        "instructions_per_record_whole_ingest_into_sqlite": {shown(k): v for k, v in whole.items()},
     }
     write_results(report, args.out)
     return 0

@@ -148,3 +148,43 @@ def test_export_to_stdout_redirected_onto_the_store_is_refused(tmp_path: Path) -
     assert done.returncode == 2
     assert "standard output: is the input" in done.stderr
     assert db.read_bytes() == before
+
+
+def test_ingest_says_how_many_runs_it_stored_without_a_commit(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Their points are ordered by observation time only: one line says so, and how to
+    add provenance; runs given a commit (or already stored) are not counted."""
+    status, _, err = run("ingest", str(SWEEP), "--db", store_url)
+    assert status == 0
+    assert err.splitlines()[-1] == (
+        "64 run(s) stored without a kernelindex.dev/commit annotation: their points are"
+        " ordered by observation time only; add provenance with ingest"
+        " --commit/--branch/--commit-time (kernelindex bench and import liger take the same)"
+    )
+    # The fixtures' own records (its subfolders hold other tools' files, not records).
+    tops = sorted(str(p) for p in FIXTURES.glob("*.json*"))
+    status, _, err = run("ingest", *tops, "--db", store_url, "--commit", "abc")
+    assert status == 0
+    assert "without a kernelindex.dev/commit" not in err
+    assert "1 record(s) added, 64 skipped" in err
+
+
+def test_migrate_makes_no_store_where_there_is_none(tmp_path: Path) -> None:
+    path = tmp_path / "none.sqlite3"
+    status, _, err = run("migrate", "--db", str(path))
+    assert status == 2
+    assert err == f"kernelindex: {path}: no kernelindex store here\n"
+    assert not path.exists()
+
+
+def test_migrate_of_a_current_store_changes_nothing_and_shows_no_password(
+    postgres_url: str,
+) -> None:
+    url = postgres_url.replace("postgresql://postgres@", "postgresql://postgres:s3cret@", 1)
+    assert run("ingest", str(SWEEP), "--db", url)[0] == 0
+    status, _, err = run("migrate", "--db", url)
+    assert status == 0
+    assert err.endswith(": already layout version 4\n")
+    assert "s3cret" not in err
+    assert "postgresql://postgres:***@" in err

@@ -14,6 +14,7 @@ from typing import Any
 
 from _ingest_worker import ingest
 from _records import bundle
+from _sql import query
 
 from kernelindex_sdk import dumps
 from kernelindex_sdk.store import open_store
@@ -79,22 +80,23 @@ def test_eight_concurrent_ingesters_store_each_record_once(
         for name, text in store.records(names):
             assert text == dumps(expected[name], indent=None)
         # One protocol and one environment shared by all, each stored once.
-        count = store._backend.execute("SELECT count(*) FROM protocols")[0][0]
+        count = query(store, "SELECT count(*) FROM protocols")[0][0]
         assert count == 1
         # Each combination of a run's shared columns is one group (run_groups' key is
         # unique), every run names the group of its own values, and no group is left
         # without a run (a refused file's groups went with it).
-        execute = store._backend.execute
-        assert execute(
+        assert query(
+            store,
             "SELECT count(*) FROM runs r JOIN run_groups g ON g.id = r.group_id"
             " WHERE g.status = r.status AND g.branch IS NOT DISTINCT FROM r.branch"
             " AND g.workload_digest = r.workload_digest"
             " AND g.implementation_digest = r.implementation_digest"
             " AND g.protocol_digest = r.protocol_digest"
-            " AND g.environment_digest = r.environment_digest AND g.labels = r.labels"
+            " AND g.environment_digest = r.environment_digest AND g.labels = r.labels",
         ) == [(len(pool) + 1,)]
-        combos = execute(
+        combos = query(
+            store,
             "SELECT count(*) FROM (SELECT DISTINCT status, branch, workload_digest,"
-            " implementation_digest, protocol_digest, environment_digest, labels FROM runs) c"
+            " implementation_digest, protocol_digest, environment_digest, labels FROM runs) c",
         )
-        assert execute("SELECT count(*) FROM run_groups") == combos
+        assert query(store, "SELECT count(*) FROM run_groups") == combos

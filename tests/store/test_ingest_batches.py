@@ -138,10 +138,15 @@ def test_a_sqlite_connection_caches_the_documented_pages(tmp_path: Path) -> None
     own default would hold 31 of the store's 64 KiB pages."""
     path = tmp_path / "s.sqlite3"
     with open_store(path) as store:
-        ((kib,),) = store._backend.execute("PRAGMA cache_size")
-        ((page,),) = store._backend.execute("PRAGMA page_size")
+        # The store's own connection's settings (a test of the connection, not a query).
+        connection = store._backend._db  # type: ignore[attr-defined]
+        ((kib,),) = connection.execute("PRAGMA cache_size").fetchall()
+        ((page,),) = connection.execute("PRAGMA page_size").fetchall()
     assert (kib, page, SQLITE_CACHE_KIB // (page // 1024)) == (-SQLITE_CACHE_KIB, 65536, 512)
     # A setting of the connection, not of the file: another program's keeps its own.
+    # The log is the file's: a new store is made in write-ahead logging.
     with sqlite3.connect(path) as other:
         ((theirs,),) = other.execute("PRAGMA cache_size").fetchall()
+        ((journal,),) = other.execute("PRAGMA journal_mode").fetchall()
     assert theirs != -SQLITE_CACHE_KIB
+    assert journal == "wal"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from _cli_runner import RunCli
 from _records import bundle, write_jsonl
+from _sql import query
 
 from kernelindex_sdk.store import Store
 
@@ -61,5 +62,5 @@ def test_a_file_name_that_is_not_utf8_is_stored_as_shown(store: Store, tmp_path:
     report = store.ingest([path])
     assert report.added == 1
     assert not report.problems
-    [(source,)] = store._backend.execute("SELECT source FROM runs")
+    [(source,)] = query(store, "SELECT source FROM runs")
     assert source.endswith("/runs-\\xff.jsonl:1")

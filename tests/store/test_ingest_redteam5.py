@@ -209,11 +209,11 @@ def test_a_store_failure_half_way_rolls_the_file_back(
     insert = backend.insert_runs
     calls = []
 
-    def failing(self: Any, columns: Any, rows: Any) -> Any:
+    def failing(self: Any, rows: Any) -> Any:
         calls.append(len(rows))
         if len(calls) == 3:
             raise StoreError(source="test", reason="disk full")
-        return insert(self, columns, rows)
+        return insert(self, rows)
 
     monkeypatch.setattr(backend, "insert_runs", failing)
     docs = runs(8)

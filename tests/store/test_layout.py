@@ -6,15 +6,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from _sql import mark, query
 
 from kernelindex_sdk.errors import InputError, StoreError, StoreLayoutError
 from kernelindex_sdk.store import DEFAULT_DB, LAYOUT_VERSION, Store, open_store, parse_url
 
 
 def test_layout_version_is_recorded(store: Store) -> None:
-    rows = store._backend.execute(
-        "SELECT value FROM kernelindex_layout WHERE key = 'layout_version'"
-    )
+    rows = query(store, "SELECT value FROM kernelindex_layout WHERE key = 'layout_version'")
     assert rows == [(str(LAYOUT_VERSION),)]
 
 
@@ -27,21 +26,19 @@ def test_reopening_keeps_the_records(store_url: str) -> None:
 
 
 def test_newer_layout_is_refused(store_url: str) -> None:
-    with open_store(store_url) as store:
-        store._backend.execute(
-            "UPDATE kernelindex_layout SET value = ? WHERE key = 'layout_version'",
-            (str(LAYOUT_VERSION + 1),),
-        )
+    with open_store(store_url):
+        pass
+    update = "UPDATE kernelindex_layout SET value = {} WHERE key = 'layout_version'"
+    query(store_url, update.format(mark(store_url)), (str(LAYOUT_VERSION + 1),))
     newer = f"layout version {LAYOUT_VERSION + 1} is newer than this"
     with pytest.raises(StoreLayoutError, match=newer):
         open_store(store_url)
 
 
 def test_layout_without_a_migration_is_refused(store_url: str) -> None:
-    with open_store(store_url) as store:
-        store._backend.execute(
-            "UPDATE kernelindex_layout SET value = '0' WHERE key = 'layout_version'"
-        )
+    with open_store(store_url):
+        pass
+    query(store_url, "UPDATE kernelindex_layout SET value = '0' WHERE key = 'layout_version'")
     with pytest.raises(StoreLayoutError, match=r"store layout version 0 cannot be migrated"):
         open_store(store_url)
 

@@ -45,7 +45,7 @@ from _layout3_corpus import (
     write_jsonl,
 )
 
-from kernelindex_sdk.store import open_store
+from kernelindex_sdk.store import LAYOUT_VERSION, open_store
 
 Query = Callable[[str], list[tuple[Any, ...]]]
 # The columns run_groups holds, as runs holds them too.
@@ -331,7 +331,7 @@ def test_migrated_store_answers_as_the_layout_2_code_did(
     # This code, on the same store: migrated at its first opening, then the same answers
     # (the same counts for the files seen again, the same clash).
     new = _answers(None, v2, corpus, tmp_path / "new", before=_again(v2, corpus))
-    assert _sql(v2, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert _sql(v2, "SELECT value FROM kernelindex_layout") == [(str(LAYOUT_VERSION),)]
     assert _facts(new) == _facts(old)
     _check_groups(v2)
     # New runs go in, and then it answers as the old code did with them.
@@ -384,24 +384,26 @@ def test_opening_a_migrated_store_again_changes_nothing(v2_store: str) -> None:
     with open_store(v2_store):
         pass
     migrated = _snapshot(v2_store)
-    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [(str(LAYOUT_VERSION),)]
     with open_store(v2_store) as store:
         assert len(store.rows()) == 140
     assert _snapshot(v2_store) == migrated
 
 
 def _fail_after(step: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make migration step ``step`` fail after all its statements ran (an injected error)."""
+    """Make migration step ``step`` fail after all its statements ran (an injected error),
+    in both dialects."""
     from kernelindex_sdk.errors import StoreError
-    from kernelindex_sdk.store import _layout
+    from kernelindex_sdk.store import _postgres_layout, _sqlite_layout
 
-    real = _layout._MIGRATIONS[step]
+    for steps in (_sqlite_layout.MIGRATIONS, _postgres_layout.MIGRATIONS):
+        real = steps[step]
 
-    def failing(execute: Any, dialect: str) -> None:
-        real(execute, dialect)
-        raise StoreError(source="injected", reason="injected failure")
+        def failing(connection: Any, real: Any = real) -> None:
+            real(connection)
+            raise StoreError(source="injected", reason="injected failure")
 
-    monkeypatch.setitem(_layout._MIGRATIONS, step, failing)
+        monkeypatch.setitem(steps, step, failing)
 
 
 def test_a_migration_failing_at_its_end_leaves_the_layout_2_store_intact(
@@ -411,14 +413,11 @@ def test_a_migration_failing_at_its_end_leaves_the_layout_2_store_intact(
     the error: all of it is rolled back, and the CLI says so in one line (exit 2)."""
     before = _snapshot(v2_store)
     _fail_after(2, monkeypatch)
-    ((status, out, err),) = run_cli(
-        None, [["export", "--db", v2_store, "-o", str(tmp_path / "out.jsonl")]]
-    )
+    ((status, out, err),) = run_cli(None, [["migrate", "--db", v2_store]])
     assert (status, out) == (2, "")
     assert err.count("\n") == 1
-    assert "cannot migrate store layout version 2 to 3 (the store is unchanged)" in err
+    assert f"cannot migrate store layout version 2 to {LAYOUT_VERSION} (the store is" in err
     assert "injected failure" in err
-    assert not (tmp_path / "out.jsonl").exists()
     assert _snapshot(v2_store) == before
     # Without the error it migrates, and holds every run.
     monkeypatch.undo()
@@ -441,7 +440,7 @@ def test_a_migration_refused_by_the_server_leaves_the_postgres_store_intact(
             " FOR EACH ROW EXECUTE FUNCTION team_frozen()"
         )
     before = _snapshot(postgres_url)
-    ((status, _, err),) = run_cli(None, [["history", "--db", postgres_url]])
+    ((status, _, err),) = run_cli(None, [["migrate", "--db", postgres_url]])
     assert status == 2
     assert err.count("\n") == 1
     assert "(the store is unchanged): postgresql: runs are frozen" in err
@@ -456,10 +455,14 @@ def test_a_migration_refused_by_the_server_leaves_the_postgres_store_intact(
         query(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO team_reader")
     before = _snapshot(postgres_url)
     reader = postgres_url.replace("postgresql://postgres@", "postgresql://team_reader@")
-    ((status, _, err),) = run_cli(None, [["history", "--db", reader]])
-    assert status == 2
-    assert err.count("\n") == 1
-    assert "(the store is unchanged): postgresql: permission denied" in err
+    # A reader says how to migrate; the role that may only read cannot.
+    ((status, _, err), (migrating, _, refused)) = run_cli(
+        None, [["history", "--db", reader], ["migrate", "--db", reader]]
+    )
+    assert (status, migrating) == (2, 2)
+    assert err.count("\n") == refused.count("\n") == 1
+    assert "store layout version 2 needs migrating" in err
+    assert "(the store is unchanged): postgresql: permission denied" in refused
     assert _snapshot(postgres_url) == before
     for query in _query(postgres_url):
         query(f"REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM team_reader")
@@ -467,22 +470,26 @@ def test_a_migration_refused_by_the_server_leaves_the_postgres_store_intact(
         query("DROP ROLE team_reader")
 
 
-@pytest.mark.parametrize("version", ["4", "x"])
+@pytest.mark.parametrize("version", [str(LAYOUT_VERSION + 1), "x"])
 def test_a_newer_or_unreadable_layout_is_refused_and_left_alone(
     store_url: str, version: str, tmp_path: Path
 ) -> None:
+    """A newer layout is refused as unusable (exit 2); a version that is no number is a
+    damaged store (exit 1)."""
     with open_store(store_url) as store:
         store.ingest([write_jsonl(tmp_path / "one.jsonl", sweep_bundles()[:2])])
     for query in _query(store_url):
         query(f"UPDATE kernelindex_layout SET value = '{version}' WHERE key = 'layout_version'")
     before = _snapshot(store_url)
     ((status, out, err),) = run_cli(None, [["history", "--db", store_url]])
-    assert (status, out) == (2, "")
+    newer = version != "x"
+    assert (status, out) == (2 if newer else 1, "")
     assert err.count("\n") == 1
     expected = (
-        "store layout version 4 is newer than this kernelindex-sdk reads (3)"
-        if version == "4"
-        else "unreadable layout version 'x'"
+        f"store layout version {version} is newer than this kernelindex-sdk reads"
+        f" ({LAYOUT_VERSION})"
+        if newer
+        else "damaged store: kernelindex_layout's layout_version is 'x', not a number"
     )
     assert expected in err
     assert _snapshot(store_url) == before
@@ -655,7 +662,7 @@ def test_a_layout_1_store_migrates_through_both_steps_and_answers_as_before(
     old_bytes = [p.read_bytes() for p in sorted(exports.glob("export-*.jsonl"))]
     assert len(old_bytes) == 12
     new = _answers(None, v1, corpus, tmp_path / "new", before=_again(v1, corpus))
-    assert _sql(v1, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert _sql(v1, "SELECT value FROM kernelindex_layout") == [(str(LAYOUT_VERSION),)]
     assert [s for s, _, _ in new[:2]] == [s for s, _, _ in old[:2]] == [0, 1]
     assert new[0][2] == old[0][2]
     assert new[-12:] == old_bytes
@@ -672,10 +679,10 @@ def test_a_failing_second_step_leaves_a_layout_1_store_at_layout_1(
     assert [s for s, _, _ in run_cli(v1_src, corpus.fill(v1))] == [0, 0]
     before = _snapshot(v1)
     _fail_after(2, monkeypatch)
-    ((status, _, err),) = run_cli(None, [["history", "--db", v1]])
+    ((status, _, err),) = run_cli(None, [["migrate", "--db", v1]])
     assert status == 2
     assert err.count("\n") == 1
-    assert "cannot migrate store layout version 1 to 3 (the store is unchanged)" in err
+    assert f"cannot migrate store layout version 1 to {LAYOUT_VERSION} (the store is" in err
     assert _snapshot(v1) == before
 
 
@@ -692,7 +699,7 @@ def test_four_openers_of_a_layout_2_store_at_once_migrate_it_once(v2_store: str)
 
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(opener, range(4))) == [140] * 4
-    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [("3",)]
+    assert _sql(v2_store, "SELECT value FROM kernelindex_layout") == [(str(LAYOUT_VERSION),)]
     _check_groups(v2_store)
     postgres = not v2_store.startswith("sqlite")
     labels = "labels::text" if postgres else "labels"

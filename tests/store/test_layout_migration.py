@@ -180,7 +180,7 @@ def test_a_failing_migration_leaves_the_store_as_it_was(tmp_path: Path) -> None:
         db.execute("CREATE TABLE runs_v2 (x INTEGER)")
     with pytest.raises(
         StoreLayoutError,
-        match=r"cannot migrate store layout version 1 to 3 \(the store is unchanged\):"
+        match=r"cannot migrate store layout version 1 to 4 \(the store is unchanged\):"
         r" sqlite: table runs_v2 already exists",
     ):
         open_store(path)
@@ -295,7 +295,7 @@ def test_postgres_read_only_role_cannot_migrate(request: pytest.FixtureRequest) 
         _run(url, f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}")
         with pytest.raises(
             StoreLayoutError,
-            match=r"cannot migrate store layout version 1 to 3 \(the store is unchanged\):"
+            match=r"cannot migrate store layout version 1 to 4 \(the store is unchanged\):"
             r" postgresql: permission denied for table runs",
         ):
             open_store(url.replace("postgresql://postgres@", f"postgresql://{role}@", 1))

@@ -258,7 +258,7 @@ def test_a_failing_migration_leaves_the_v2_store_as_it_was(tmp_path: Path) -> No
         db.execute("CREATE TABLE runs_v3 (x INTEGER)")
     with pytest.raises(
         StoreLayoutError,
-        match=r"cannot migrate store layout version 2 to 3 \(the store is unchanged\):"
+        match=r"cannot migrate store layout version 2 to 4 \(the store is unchanged\):"
         r" sqlite: table runs_v3 already exists",
     ):
         open_store(path)

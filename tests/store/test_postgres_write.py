@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 from _records import bundle
+from _sql import query
 
 from kernelindex_sdk import dumps, provenance
 from kernelindex_sdk.errors import StoreError
@@ -186,14 +187,15 @@ def _held_writer(
     """Make the store's text writer wait for ``release`` once it has ``started``."""
     backend = store._backend
     started, release = threading.Event(), threading.Event()
-    write = backend._write_texts  # type: ignore[attr-defined]
+    texts = backend._texts  # type: ignore[attr-defined]
+    write = texts._write
 
     def held(rows: Any) -> None:
         started.set()
         release.wait(30)
         write(rows)
 
-    monkeypatch.setattr(backend, "_write_texts", held)
+    monkeypatch.setattr(texts, "_write", held)
     return started, release
 
 
@@ -209,10 +211,10 @@ def test_texts_are_written_while_the_caller_goes_on(
         # The caller goes on while the writer is held.
         assert not release.is_set()
         threading.Timer(0.2, release.set).start()
-        ((count,),) = backend.execute("SELECT count(*) FROM run_texts")
+        # The next statement of the store (here its lookup of stored runs) waits.
+        assert backend.stored_runs(["nobody"]) == {}
         assert release.is_set()
-        assert count == 2
-    assert backend.execute("SELECT record_text FROM run_texts ORDER BY seq") == [
+    assert query(pg_store, "SELECT record_text FROM run_texts ORDER BY seq") == [
         ('{"a":1}\n',),
         ('{"b":"\u00b5"}\n',),
     ]
@@ -244,7 +246,8 @@ def test_the_session_settings_stay_in_the_stores_session(postgres_url: str) -> N
 
     before = settings()
     with open_store(postgres_url) as store:
-        ((inside,),) = store._backend.execute("SHOW client_encoding")
+        # The store's own connection (a test of its session, not a query of the store).
+        ((inside,),) = store._backend._db.execute("SHOW client_encoding").fetchall()  # type: ignore[attr-defined]
         assert inside == "UTF8"
         assert settings() == before
     assert settings() == before

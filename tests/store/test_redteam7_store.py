@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from _records import bundle
+from _sql import query
 
 from kernelindex_sdk import dumps, provenance
 from kernelindex_sdk.store import Store, open_store
@@ -118,16 +119,18 @@ def _steps(tmp_path: Path) -> list[tuple[list[Path], dict[str, str]]]:
 
 def _state(store: Store, tmp_path: Path, reports: list[Any]) -> dict[str, Any]:
     shown, url = str(tmp_path), store._backend.url.shown
-    rows = store._backend.execute(
+    rows = query(
+        store,
         "SELECT r.name, r.observed_at, r.commit_id, r.commit_time, r.branch, r.median_ns,"
         " r.p20_ns, r.p80_ns, r.status, r.source, g.status, g.branch, g.workload_digest,"
         " g.implementation_digest, g.protocol_digest, g.environment_digest"
-        " FROM runs r JOIN run_groups g ON g.id = r.group_id ORDER BY r.seq"
+        " FROM runs r JOIN run_groups g ON g.id = r.group_id ORDER BY r.seq",
     )
-    ((groups,),) = store._backend.execute("SELECT count(*) FROM run_groups")
-    ((unused,),) = store._backend.execute(
+    ((groups,),) = query(store, "SELECT count(*) FROM run_groups")
+    ((unused,),) = query(
+        store,
         "SELECT count(*) FROM run_groups g WHERE NOT EXISTS"
-        " (SELECT 1 FROM runs r WHERE r.group_id = g.id)"
+        " (SELECT 1 FROM runs r WHERE r.group_id = g.id)",
     )
     return {
         "reports": [

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from _history_records import bundle, template, write_jsonl
+from _sql import json_text, query
 
 from kernelindex_sdk import digest
 from kernelindex_sdk.store import Store
@@ -57,7 +58,7 @@ def test_long_stretches_of_one_group_are_built_as_runs_by_run(store: Store, tmp_
     docs += tail
     assert store.ingest([write_jsonl(tmp_path / "runs.jsonl", docs)]).ok
     _check(store, docs)
-    groups = store._backend.execute("SELECT count(*) FROM run_groups")
+    groups = query(store, "SELECT count(*) FROM run_groups")
     assert groups == [(3,)]
 
 
@@ -118,13 +119,12 @@ def test_runs_of_the_same_shared_values_name_one_group(store: Store, tmp_path: P
     second = write_jsonl(tmp_path / "second.jsonl", [*docs[3:], status, no_branch, labels, other])
     assert store.ingest([first]).ok
     assert store.ingest([second]).ok
-    execute = store._backend.execute
-    ids = dict(execute("SELECT name, group_id FROM runs"))
+    ids = dict(query(store, "SELECT name, group_id FROM runs"))
     names = [doc["run"]["metadata"]["name"] for doc in docs]
     assert len({ids[name] for name in names}) == 1
     others = [doc["run"]["metadata"]["name"] for doc in (status, no_branch, labels, other)]
     assert len({ids[name] for name in [names[0], *others]}) == 5
-    assert execute("SELECT count(*) FROM run_groups") == [(5,)]
+    assert query(store, "SELECT count(*) FROM run_groups") == [(5,)]
     rows = {row.name: row for row in store.rows()}
     assert rows[others[1]].branch is None
     assert rows[others[0]].status == "unverified"
@@ -140,12 +140,12 @@ def test_a_groups_key_is_the_digest_of_its_values_as_canonical_json(
     doc = bundle(template(), 1, 300_000, commit="a" * 40, branch="main")
     doc["run"]["metadata"]["labels"] = {"z": "1", "a": 'é"'}
     assert store.ingest([write_jsonl(tmp_path / "one.jsonl", [doc])]).ok
-    labels_text = store._backend.json_as_text("labels")
-    query = (
+    labels_text = json_text(store, "labels")
+    statement = (
         "SELECT key, status, branch, workload_digest, implementation_digest,"  # noqa: S608
         f" protocol_digest, environment_digest, {labels_text} FROM run_groups"
     )
-    ((key, status, branch, *digests, labels),) = store._backend.execute(query)
+    ((key, status, branch, *digests, labels),) = query(store, statement)
     values = [status, branch, *digests, json.loads(labels)]
     text = json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     assert key == "sha256:" + hashlib.sha256(text.encode()).hexdigest()

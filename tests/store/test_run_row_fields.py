@@ -32,6 +32,7 @@ def test_the_runs_own_columns_come_first_and_the_group_id_last() -> None:
         "median_ns",
         "p20_ns",
         "p80_ns",
+        "degraded",
         "group_id",
     )
     assert JOINED[len(ROW_COLUMNS) : len(ROW_COLUMNS) + 6] == GROUP_COLUMNS[:-1]
@@ -59,7 +60,18 @@ def test_a_row_is_a_plain_tuple_to_compare_and_not_an_attrs_class() -> None:
         environment_digest="e",
     )
     assert row == tuple(row)
-    assert row == ("r", "passed", "2026-01-01T00:00:00Z", "w", "i", "p", "e", *[None] * 11, {})
+    assert row == (
+        "r",
+        "passed",
+        "2026-01-01T00:00:00Z",
+        "w",
+        "i",
+        "p",
+        "e",
+        *[None] * 11,
+        {},
+        None,
+    )
     assert not attrs.has(RunRow)
     with pytest.raises(attrs.exceptions.NotAnAttrsClassError):
         attrs.evolve(row, name="s")

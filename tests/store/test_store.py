@@ -310,7 +310,8 @@ def test_postgresql_specs_are_jsonb(postgres_url: str) -> None:
         ).fetchall()
         kind = db.execute(
             "SELECT data_type FROM information_schema.columns"
-            " WHERE table_name = 'workloads' AND column_name = 'spec'"
+            " WHERE table_schema = current_schema() AND table_name = 'workloads'"
+            " AND column_name = 'spec'"
         ).fetchall()
     assert found == [("1024", "triton", 4), ("2048", "triton", 4), ("4096", "triton", 4),
                      ("8192", "triton", 4)]  # fmt: skip

@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import IO, Any, Final, NoReturn
 
 from .. import __version__
-from ..errors import InputError, KernelIndexError, LaunchError
+from ..errors import InputError, KernelIndexError, LaunchError, StoreDamagedError
 from . import analysis, bench, exports, history, importer, merge, records, site, store
 from ._common import (
     EXIT_INVALID,
@@ -254,7 +254,8 @@ def _run(args: argparse.Namespace, io: Streams) -> int:
             silence_stdout(io)
             return EXIT_OK
         print(f"kernelindex: {err}", file=io.stderr)
-        return EXIT_USAGE
+        # A store that was read and holds what its layout forbids is invalid input.
+        return EXIT_INVALID if isinstance(err, StoreDamagedError) else EXIT_USAGE
     except KernelIndexError as err:
         print(str(err), file=io.stderr)
         return EXIT_INVALID

@@ -1,4 +1,5 @@
-"""``kernelindex ingest`` and ``export``: records into a store and back out."""
+"""``kernelindex ingest``, ``export`` and ``migrate``: records into a store and back out,
+and a store brought to this version's layout."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from .._base.display import display_path, printable
 from ..errors import ArgumentError
 from ..exporters import FORMATS
 from ..provenance import normalize_commit_time
-from ..store import DEFAULT_DB, ENV_VAR, IngestReport, open_store
+from ..store import (
+    DEFAULT_DB,
+    ENV_VAR,
+    LAYOUT_VERSION,
+    IngestReport,
+    migrate_store,
+    open_store,
+    parse_url,
+)
 from ._common import (
     EXIT_INVALID,
     EXIT_OK,
@@ -120,6 +129,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     export.add_argument("--format", choices=("jsonl", *FORMATS), default="jsonl", help=FORMAT_HELP)
     export.set_defaults(run=_cmd_export)
 
+    migrate = sub.add_parser(
+        "migrate",
+        help="migrate a store to this version's layout",
+        description=(
+            "Migrate the store to this version's layout, in one transaction: it is left"
+            " all of its old layout or all of the new. Commands that only read a store"
+            " (history, site, export, compare --history) never change it, and refuse a"
+            " store that needs migrating; ingest migrates it too."
+        ),
+    )
+    add_db(migrate)
+    migrate.set_defaults(run=_cmd_migrate)
+
 
 def _summary(report: IngestReport) -> str:
     skipped = report.identical + report.provenance_only
@@ -133,6 +155,15 @@ def _summary(report: IngestReport) -> str:
         if report.clashes:
             text += f" ({report.clashes} clash(es) with the store)"
     return text
+
+
+def _without_commit(report: IngestReport) -> str:
+    """The line for runs stored without a commit: their order, and how to add one."""
+    return (
+        f"{report.without_commit} run(s) stored without a kernelindex.dev/commit annotation:"
+        " their points are ordered by observation time only; add provenance with ingest"
+        " --commit/--branch/--commit-time (kernelindex bench and import liger take the same)"
+    )
 
 
 def _cmd_ingest(args: argparse.Namespace, io: Streams) -> int:
@@ -151,6 +182,8 @@ def _cmd_ingest(args: argparse.Namespace, io: Streams) -> int:
     for error in report.input_errors:
         print(f"kernelindex: {error}", file=io.stderr)
     print(_summary(report), file=io.stderr)
+    if report.without_commit:
+        print(_without_commit(report), file=io.stderr)
     if report.input_errors:
         return EXIT_USAGE
     return EXIT_INVALID if report.problems else EXIT_OK
@@ -171,4 +204,15 @@ def _cmd_export(args: argparse.Namespace, io: Streams) -> int:
             count = store.export(args.out, **chosen)
     where = "standard output" if args.out == "-" else printable(display_path(args.out))
     print(f"exported {count} record(s) to {where}", file=io.stderr)
+    return EXIT_OK
+
+
+def _cmd_migrate(args: argparse.Namespace, io: Streams) -> int:
+    found = migrate_store(args.db)
+    # As messages show it: a password in a URL as ***.
+    shown = printable(display_path(parse_url(args.db).shown))
+    if found == LAYOUT_VERSION:
+        print(f"{shown}: already layout version {LAYOUT_VERSION}", file=io.stderr)
+    else:
+        print(f"{shown}: migrated from layout version {found} to {LAYOUT_VERSION}", file=io.stderr)
     return EXIT_OK

@@ -38,6 +38,7 @@ __all__ = [
     "SchemaValidationError",
     "StateError",
     "StoreClashError",
+    "StoreDamagedError",
     "StoreError",
     "StoreLayoutError",
     "SweepOptionError",
@@ -386,6 +387,19 @@ class StoreError(InputError):
 class StoreLayoutError(StoreError):
     """A store whose tables this version cannot use: a newer layout version, or a
     database that holds tables but is no kernelindex store."""
+
+
+@attrs.frozen(kw_only=True, auto_exc=True)
+class StoreDamagedError(StoreLayoutError):
+    """A store whose contents break its layout's contract, as a hand edit can leave it: a
+    layout version that is not a number, a missing table or row, a value of the wrong
+    type, JSON that does not parse. The command line exits 1 for it (invalid input),
+    not 2: the store was read, and what it holds is wrong.
+
+    Attributes:
+        source: The store, as its URL or path.
+        reason: What is wrong and where (table, column, run).
+    """
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)

@@ -1,405 +1,385 @@
-"""One interface over SQLite (standard library) and PostgreSQL (psycopg 3, ``[postgres]``).
+"""What a store backend does, by name: every statement is the backend's own.
 
-SQL is written once with ``?`` placeholders; the PostgreSQL connection turns them into
-psycopg's ``%s``. What differs between the two is here: how a write transaction starts,
-how many rows go in at once, and how JSON columns come back.
+Callers (ingest, the Store's reads, export, the layout's check on opening) ask a
+:class:`Backend` for what they need; each backend (SQLite in ``_sqlite``, PostgreSQL in
+``_postgres``) writes its own SQL in its own dialect and placeholders. What both share is
+in Python here: the layout check on opening (:func:`open_layout`) and the errors that
+name a damaged store (:func:`damaged`, :func:`json_of`).
+
+A backend opened for reading never writes: its connection is read-only (SQLite's
+``mode=ro``, PostgreSQL's read-only transactions), it takes no write lock, and a store
+that needs a migration is refused with a line saying how to migrate it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sqlite3
-from collections.abc import Iterator, Sequence
-from typing import Any, Final
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Final, Literal, Protocol
 
-from ..errors import StoreError, StoreLayoutError
-from . import _layout
-from ._extract import RUN_COLUMNS
-from ._sqlite_params import in_statements, values_clause, without_nulls
-from ._url import MEMORY, StoreURL
+import attrs
 
-__all__ = ["Backend", "SQLiteBackend"]
+from ..errors import StoreDamagedError, StoreError, StoreLayoutError
+from ._layout import LAYOUT_VERSION, TABLES
+from ._url import StoreURL
 
-# How long a SQLite writer waits for another one to finish before giving up.
-_SQLITE_BUSY_MS: Final = 60_000
-# SQLite limits a statement's parameters (32,766 since 3.32): look rows up in chunks.
-_CHUNK: Final = 500
-# The page size of a new SQLite store.
-_SQLITE_PAGE_BYTES: Final = 65536
-# Rows a SQLite INSERT of runs or their texts gives at once (a multi-row VALUES): each
-# statement run costs about as much as a row's values (see in_statements): a run-like row
-# of 20 values costs about a third less 64 a statement (benchmarks/results/sqlite_params.json).
-_ROWS_PER_INSERT: Final = 64
-# The most parameters one statement may take where the connection cannot say (Python
-# 3.10 has no Connection.getlimit): SQLITE_MAX_VARIABLE_NUMBER's default.
-_SQLITE_MAX_PARAMETERS: Final = 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
-# The positions of a run's row (RUN_COLUMNS) that may hold None: its provenance and
-# latencies; every other column is NOT NULL.
-_RUN_NULLABLE: Final = tuple(
-    RUN_COLUMNS.index(column)
-    for column in ("commit_id", "commit_time", "median_ns", "p20_ns", "p80_ns", "branch")
-)
+__all__ = [
+    "MISSING",
+    "Backend",
+    "DataRefusedError",
+    "LayoutProbe",
+    "RunText",
+    "damaged",
+    "fetched",
+    "json_of",
+    "open_layout",
+]
 
 
-class Backend:
-    """A connection to one store; subclasses implement the dialect's parts."""
+@attrs.frozen(kw_only=True, auto_exc=True)
+class DataRefusedError(StoreError):
+    """The database refused the data of a statement (PostgreSQL's data exceptions and
+    program limits, SQLite's too big), not for its own state: ingest refuses the file
+    with the reason and goes on with the next files. A backend raises it; its own
+    errors say which of its failures are such."""
 
-    dialect: str = ""
 
-    def __init__(self, url: StoreURL) -> None:
-        self.url = url
+#: ``LayoutProbe.version`` when kernelindex_layout has no ``layout_version`` row.
+MISSING: Final = object()
+# A layout version as written: decimal digits (str.isdigit would take '²').
+_VERSION: Final = re.compile(r"[0-9]{1,9}")
 
-    # Subclasses implement these.
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one statement; return its rows (empty for a statement without)."""
-        raise NotImplementedError
 
-    def transaction(self) -> contextlib.AbstractContextManager[None]:
+@attrs.frozen
+class LayoutProbe:
+    """What a store's tables say about its layout, read without writing.
+
+    Attributes:
+        tables: The layout's tables (:data:`~._layout.TABLES`) the store holds.
+        version: ``kernelindex_layout``'s ``layout_version`` value as stored (any type a
+            hand edit left), :data:`MISSING` without that row, None without the table.
+    """
+
+    tables: frozenset[str]
+    version: object = None
+
+
+#: A stored run's record as export reads it: its name, its text and its form (None
+#: when its run_texts row is missing: a damaged store).
+RunText = tuple[str, str | None, str | None]
+
+
+class Backend(Protocol):
+    """One connection to one store, opened for reading or for writing.
+
+    Every method raises :class:`StoreError` when the database fails, and
+    :class:`StoreDamagedError` when what it read breaks the layout's contract.
+    """
+
+    @property
+    def url(self) -> StoreURL:
+        """The store's parsed URL."""
+        ...
+
+    @property
+    def dialect(self) -> Literal["sqlite", "postgresql"]:
+        """``sqlite`` or ``postgresql``."""
+        ...
+
+    @property
+    def writable(self) -> bool:
+        """Whether this connection may write (false: opened for reading only)."""
+        ...
+
+    # The layout (open_layout calls these).
+    def probe(self) -> LayoutProbe:
+        """The store's layout tables and recorded version, read without writing."""
+        ...
+
+    def layout_transaction(self) -> AbstractContextManager[None]:
+        """A write transaction in which one opener at a time creates or migrates."""
+        ...
+
+    def create_layout(self) -> None:
+        """Create this version's tables in a place that holds none of them."""
+        ...
+
+    def migrate(self, found: int) -> None:
+        """Migrate the store from layout ``found`` to this version's, every step.
+
+        Raises:
+            StoreLayoutError: when no step leads from ``found``.
+        """
+        ...
+
+    # Transactions.
+    def transaction(self) -> AbstractContextManager[None]:
         """A write transaction: committed when the block ends, rolled back on an error."""
-        raise NotImplementedError
+        ...
 
-    def insert_new(
-        self,
-        table: str,
-        key: str,
-        columns: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-    ) -> set[str]:
-        """Insert the rows whose ``key`` (their first column) the table lacks.
+    def reading(self) -> AbstractContextManager[None]:
+        """Reads from one snapshot of the store, taking no write lock (a no-op inside a
+        transaction already open)."""
+        ...
+
+    # Ingest's writes and the reads it compares with, inside transaction().
+    def insert_objects(self, kind: str, rows: Sequence[Sequence[Any]]) -> set[str]:
+        """Insert the objects of ``kind`` whose digest the store lacks.
 
         Two writers of overlapping rows never deadlock: in PostgreSQL rows go in in the
         order of their key; SQLite has one writer at a time.
 
         Args:
-            table: The table.
-            key: Its unique column, the rows' first.
-            columns: The columns the rows give, in order.
-            rows: The rows, in the order of arrival.
+            kind: ``workload``, ``implementation``, ``protocol`` or ``environment``.
+            rows: Rows of :data:`~._layout.OBJECT_COLUMNS` (the spec as JSON text).
 
         Returns:
-            The keys inserted (a key another writer inserted first is not among them).
+            The digests inserted (one another writer inserted first is not among them).
         """
-        raise NotImplementedError
+        ...
 
-    def insert_runs(
-        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-    ) -> Sequence[int | None]:
-        """Insert the runs whose name (their first column) the store lacks, numbered
-        (``seq``) in the order of ``rows``; as :meth:`insert_new`, never deadlocking.
+    def object_specs(self, kind: str, digests: Sequence[str]) -> dict[str, Any]:
+        """The stored spec (a JSON value) of each object of ``kind`` among ``digests``."""
+        ...
+
+    def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
+        """``(digest, source, record text)`` of the stored document ``kind``/``name``."""
+        ...
+
+    def insert_document(self, row: Sequence[Any]) -> bool:
+        """Insert a protocol or environment document unless one of its kind and name is
+        stored; whether it went in.
+
+        Args:
+            row: ``(kind, name, digest, record_text, record_form, source, ingested_at)``.
+        """
+        ...
+
+    def insert_groups(self, rows: Sequence[Sequence[Any]]) -> tuple[dict[str, int], set[str]]:
+        """Insert the run groups the store lacks; the id of every one given, by key, and
+        the keys of those this call inserted.
+
+        Race-free: a group another writer is inserting is waited for (PostgreSQL), then
+        found.
+
+        Args:
+            rows: ``(key, *GROUP_COLUMNS)`` of each group (labels as JSON text).
+        """
+        ...
+
+    def delete_groups(self, ids: Sequence[int]) -> None:
+        """Delete the run groups ``ids`` (ones this transaction inserted that no run names)."""
+        ...
+
+    def insert_runs(self, rows: Sequence[Sequence[Any]]) -> Sequence[int | None]:
+        """Insert the runs whose name the store lacks, numbered (``seq``) in the order of
+        ``rows``; as :meth:`insert_objects`, never deadlocking.
+
+        Args:
+            rows: Rows of :data:`~._layout.RUN_INSERT_COLUMNS`.
 
         Returns:
             Each row's ``seq``, in the rows' order; None for a run already stored.
         """
-        raise NotImplementedError
+        ...
 
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
-        """Insert runs' ``(seq, record text, form)``; a text given as bytes is UTF-8
-        the reader checked.
+        """Insert runs' ``(seq, record text, form)``; a text given as bytes is UTF-8 the
+        reader checked.
 
         A backend may write them after it returns (PostgreSQL does, while ingest reads
         the next batch): the next call on it, or the end of the transaction, waits for
         them and raises their failure, so the transaction still holds them or nothing.
         """
-        raise NotImplementedError
-
-    def group_ids(self, rows: Sequence[Sequence[Any]]) -> tuple[dict[str, int], set[str]]:
-        """Insert the run groups the store lacks; return the id of every one given and
-        the keys of those this call inserted.
-
-        Race-free: a group another writer is inserting is waited for (PostgreSQL), then
-        found, as :meth:`insert_new` does.
-
-        Args:
-            rows: ``(key, *GROUP_COLUMNS)`` of each group (labels as JSON text).
-
-        Returns:
-            ``run_groups.id`` by key; the keys inserted (another writer's are not).
-        """
-        made = self.insert_new("run_groups", "key", ("key", *_layout.GROUP_COLUMNS), rows)
-        found = self.fetch("run_groups", "key", [row[0] for row in rows], ("id",))
-        return {key: int(value[0]) for key, value in found.items()}, made
+        ...
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``(record_text, source)`` of each stored run among ``names``, by name."""
-        found: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(names), _CHUNK):
-            chunk = names[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            for name, text, source in self.execute(
-                "SELECT r.name, t.record_text, r.source FROM runs r"  # noqa: S608
-                f" JOIN run_texts t ON t.seq = r.seq WHERE r.name IN ({marks})",
-                chunk,
-            ):
-                found[name] = (text, source)
-        return found
+        ...
 
-    def json_as_text(self, column: str) -> str:
-        """An expression giving a JSON column as JSON text."""
-        return column
+    # Reads (Store.rows, Store.spec, export), each inside reading() where several must
+    # see one snapshot.
+    def run_columns(
+        self, filters: Mapping[str, str], names: Sequence[str] | None
+    ) -> list[tuple[Any, ...]]:
+        """The :data:`~._query.ROW_COLUMNS` of the runs that match.
 
-    def json_value(self, stored: Any) -> Any:
-        """A JSON column's value as Python (SQLite gives text, psycopg parsed jsonb)."""
-        return json.loads(stored) if isinstance(stored, str) else stored
+        Args:
+            filters: Filter name (:data:`~._query.FILTERS`) to value, every one to match.
+            names: Only these run names (any number), or None for all.
+        """
+        ...
+
+    def groups(self, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+        """The :data:`~._layout.GROUP_COLUMNS` of each run group among ``ids``, by id
+        (labels as a JSON value)."""
+        ...
+
+    def object_columns(self, kind: str, digests: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """What a RunRow takes from the objects of ``kind`` among ``digests``, by digest:
+        a workload's operation and pass, an implementation's provider and entry point,
+        an environment's hardware."""
+        ...
+
+    def spec(self, kind: str, digest: str) -> Any | None:
+        """The stored spec of one object (a JSON value), or None when the store lacks it."""
+        ...
+
+    def document_texts(self) -> Iterator[tuple[str, str]]:
+        """``(record_text, record_form)`` of each document stored on its own, in order of
+        arrival, read as it is consumed."""
+        ...
+
+    def run_texts(
+        self, filters: Mapping[str, str], names: Sequence[str] | None
+    ) -> Iterator[RunText]:
+        """Each matching run's :data:`RunText`, in order of arrival, read as it is
+        consumed: memory holds a few hundred whatever the store's size."""
+        ...
 
     def close(self) -> None:
         """Close the connection."""
-        raise NotImplementedError
-
-    def fetch(
-        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
-    ) -> dict[str, tuple[Any, ...]]:
-        """The ``columns`` of the rows whose ``key`` is one of ``keys``."""
-        found: dict[str, tuple[Any, ...]] = {}
-        wanted = ", ".join((key, *columns))
-        for start in range(0, len(keys), _CHUNK):
-            chunk = keys[start : start + _CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            for row in self.execute(
-                f"SELECT {wanted} FROM {table} WHERE {key} IN ({marks})",  # noqa: S608
-                chunk,
-            ):
-                found[row[0]] = tuple(row[1:])
-        return found
-
-    def ensure_layout(self, *, create: bool) -> None:
-        """Create the tables of an empty store, migrate an older one, refuse a newer one.
-
-        Raises:
-            StoreLayoutError: for a newer layout, a database whose tables are not a
-                store's, or an empty one when ``create`` is false.
-        """
-        with self.transaction():
-            self._lock_layout()
-            present = self._tables()
-            if "kernelindex_layout" not in present:
-                ours = sorted(present & set(_layout.TABLES))
-                if ours:
-                    raise StoreLayoutError(
-                        source=self.url.shown,
-                        reason=(
-                            f"holds tables {', '.join(ours)} but no kernelindex_layout:"
-                            " not a kernelindex store"
-                        ),
-                    )
-                if not create:
-                    raise StoreLayoutError(
-                        source=self.url.shown, reason="no kernelindex store here"
-                    )
-                for statement in _layout.create_statements(self.dialect):
-                    self.execute(statement)
-                self.execute(
-                    "INSERT INTO kernelindex_layout (key, value) VALUES (?, ?)",
-                    ("layout_version", str(_layout.LAYOUT_VERSION)),
-                )
-                return
-            rows = self.execute("SELECT value FROM kernelindex_layout WHERE key = 'layout_version'")
-            found = rows[0][0] if rows else None
-            if found is None or not str(found).isdigit():
-                raise StoreLayoutError(
-                    source=self.url.shown, reason=f"unreadable layout version {found!r}"
-                )
-            version = int(found)
-            if version > _layout.LAYOUT_VERSION:
-                raise StoreLayoutError(
-                    source=self.url.shown,
-                    reason=(
-                        f"store layout version {version} is newer than this kernelindex-sdk"
-                        f" reads ({_layout.LAYOUT_VERSION}); upgrade kernelindex-sdk"
-                    ),
-                )
-            if version < _layout.LAYOUT_VERSION:
-                try:
-                    steps = _layout.migrations(version)
-                except KeyError:
-                    raise StoreLayoutError(
-                        source=self.url.shown,
-                        reason=f"store layout version {version} cannot be migrated",
-                    ) from None
-                try:
-                    for step in steps:
-                        step(self.execute, self.dialect)
-                except StoreLayoutError:
-                    raise
-                except StoreError as err:
-                    # The transaction rolls back: the store stays as it was.
-                    raise StoreLayoutError(
-                        source=self.url.shown,
-                        reason=(
-                            f"cannot migrate store layout version {version} to"
-                            f" {_layout.LAYOUT_VERSION} (the store is unchanged): {err.reason}"
-                        ),
-                    ) from err
-                self.execute(
-                    "UPDATE kernelindex_layout SET value = ? WHERE key = 'layout_version'",
-                    (str(_layout.LAYOUT_VERSION),),
-                )
-
-    def _lock_layout(self) -> None:
-        """Keep concurrent openers from creating the tables twice (the transaction's lock)."""
-
-    def _tables(self) -> set[str]:
-        raise NotImplementedError
+        ...
 
 
-class SQLiteBackend(Backend):
-    """A SQLite file (or ``:memory:``) through the standard library's sqlite3."""
+def fetched(
+    fetchmany: Callable[[int], Sequence[tuple[Any, ...]]], size: int
+) -> Iterator[tuple[Any, ...]]:
+    """A cursor's rows, fetched from the database ``size`` at a time as they are consumed
+    (a read that streams holds at most ``size`` rows)."""
+    while rows := fetchmany(size):
+        yield from rows
 
-    dialect = "sqlite"
 
-    def __init__(self, url: StoreURL, *, create: bool) -> None:
-        super().__init__(url)
-        path = url.target
-        if path != MEMORY and not create and not os.path.exists(path):
+def damaged(url: StoreURL, reason: str) -> StoreDamagedError:
+    """The error for a store whose contents break the layout's contract.
+
+    Args:
+        url: The store.
+        reason: What is wrong and where, e.g. ``runs.median_ns of run 'x' is 'fast',
+            expected an integer or NULL``.
+    """
+    return StoreDamagedError(source=url.shown, reason=f"damaged store: {reason}")
+
+
+def json_of(url: StoreURL, stored: Any, where: str) -> Any:
+    """A JSON column's value as Python: SQLite gives its text, psycopg jsonb parsed.
+
+    Args:
+        url: The store.
+        stored: The value read.
+        where: The column and row, for the message (``workloads.spec of 'sha256:...'``).
+
+    Raises:
+        StoreDamagedError: for text that is not JSON, or NULL.
+    """
+    if stored is None:
+        raise damaged(url, f"{where} is NULL, expected JSON")
+    if not isinstance(stored, str):
+        return stored
+    try:
+        return json.loads(stored)
+    except ValueError:
+        shown = stored if len(stored) <= 40 else stored[:37] + "..."
+        raise damaged(url, f"{where} is not JSON: {shown!r}") from None
+
+
+def _found_version(backend: Backend, probe: LayoutProbe, *, create: bool) -> int | None:
+    """The layout version ``probe`` shows (None for a place without a store, when it may
+    be created there).
+
+    Raises:
+        StoreLayoutError: for no store where one must be, tables of ours without a
+            layout record, or a newer layout.
+        StoreDamagedError: for a version that is not a number, or a table missing.
+    """
+    url = backend.url
+    if "kernelindex_layout" not in probe.tables:
+        ours = sorted(probe.tables)
+        if ours:
+            raise StoreLayoutError(
+                source=url.shown,
+                reason=(
+                    f"holds tables {', '.join(ours)} but no kernelindex_layout:"
+                    " not a kernelindex store"
+                ),
+            )
+        if not create:
             raise StoreLayoutError(source=url.shown, reason="no kernelindex store here")
-        try:
-            self._db = sqlite3.connect(
-                path, isolation_level=None, timeout=_SQLITE_BUSY_MS / 1000, check_same_thread=False
-            )
-            self._db.execute(f"PRAGMA busy_timeout = {_SQLITE_BUSY_MS}")
-            if path != MEMORY:
-                # A new store's pages are 64 KiB, the most (an existing store keeps its
-                # own): a run's record text is a few KiB, and with SQLite's default 4 KiB
-                # pages an insert cost 2.5 times as much CPU (docs/store.md).
-                self._db.execute(f"PRAGMA page_size = {_SQLITE_PAGE_BYTES}")
-                # Readers never wait for a writer. FULL syncs the log at each commit: a
-                # file that ingest reported stored stays stored through a power cut, for
-                # one sync per file.
-                self._db.execute("PRAGMA journal_mode = WAL")
-                self._db.execute("PRAGMA synchronous = FULL")
-        except sqlite3.Error as err:
-            raise StoreError(source=url.shown, reason=_sqlite_reason(err)) from err
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        try:
-            return self._db.execute(sql, params).fetchall()
-        except sqlite3.Error as err:
-            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
-
-    @contextlib.contextmanager
-    def transaction(self) -> Iterator[None]:
-        # IMMEDIATE takes the write lock at once: what a file's ingest reads stays true
-        # until it commits.
-        self.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.execute("ROLLBACK")
-            raise
-        self.execute("COMMIT")
-
-    def _next_seq(self, table: str) -> int:
-        ((last,),) = self.execute(f"SELECT coalesce(max(seq), 0) FROM {table}")  # noqa: S608
-        return int(last) + 1
-
-    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
-        try:
-            return self._db.executemany(sql, rows).rowcount
-        except sqlite3.Error as err:
-            raise StoreError(source=self.url.shown, reason=_sqlite_reason(err)) from err
-
-    def insert_new(
-        self,
-        table: str,
-        key: str,
-        columns: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-    ) -> set[str]:
-        if not rows:
-            return set()
-        # The write lock is held, so the rows with a rowid past the largest before the
-        # insert are this one's.
-        ((before,),) = self.execute(f"SELECT coalesce(max(rowid), 0) FROM {table}")  # noqa: S608
-        marks = ", ".join("?" * len(columns))
-        inserted = self._executemany(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608
-            f" ON CONFLICT ({key}) DO NOTHING",
-            rows,
+        return None
+    stored = probe.version
+    if stored is MISSING:
+        raise damaged(url, "kernelindex_layout has no 'layout_version' row")
+    text = stored if isinstance(stored, str) else None
+    if text is None or not _VERSION.fullmatch(text):
+        raise damaged(url, f"kernelindex_layout's layout_version is {stored!r}, not a number")
+    version = int(text)
+    if version > LAYOUT_VERSION:
+        raise StoreLayoutError(
+            source=url.shown,
+            reason=(
+                f"store layout version {version} is newer than this kernelindex-sdk"
+                f" reads ({LAYOUT_VERSION}); upgrade kernelindex-sdk"
+            ),
         )
-        if inserted == len(rows):
-            return {row[0] for row in rows}
-        found = self.execute(f"SELECT {key} FROM {table} WHERE rowid > ?", (before,))  # noqa: S608
-        return {row[0] for row in found}
+    if version == LAYOUT_VERSION:
+        missing = [table for table in TABLES if table not in probe.tables]
+        if missing:
+            raise damaged(url, f"layout {version} without its table {missing[0]}")
+    return version
 
-    def _insert_rows(self, head: str, values: str, tail: str, rows: Sequence[Sequence[Any]]) -> int:
-        """``head VALUES values tail`` for every row, :data:`_ROWS_PER_INSERT` rows a
-        statement, in the rows' order; the number of rows it changed."""
-        if not rows:
+
+def open_layout(backend: Backend, *, create: bool) -> int:
+    """Check the store's layout; a writable backend creates or migrates it as needed.
+
+    The check reads without writing; the write lock is taken only to create or migrate
+    (checking again under it: another opener may have done it meanwhile).
+
+    Args:
+        backend: Just connected.
+        create: Create the tables where there are none (a writable backend only).
+
+    Returns:
+        The layout version the store had (0: created now).
+
+    Raises:
+        StoreLayoutError: for no store (without ``create``), a newer layout, a database
+            that is not a store, a store that needs a migration opened for reading, or a
+            migration that failed (the store is then unchanged).
+        StoreDamagedError: for a store whose layout record or tables are damaged.
+    """
+    found = _found_version(backend, backend.probe(), create=create and backend.writable)
+    if found == LAYOUT_VERSION:
+        return found
+    if not backend.writable and found is not None:
+        shown = backend.url.shown
+        raise StoreLayoutError(
+            source=shown,
+            reason=(
+                f"store layout version {found} needs migrating to {LAYOUT_VERSION}, which"
+                f" only a command that writes does: run 'kernelindex migrate --db {shown}'"
+                " (or ingest into it)"
+            ),
+        )
+    with backend.layout_transaction():
+        found = _found_version(backend, backend.probe(), create=create)
+        if found is None:
+            backend.create_layout()
             return 0
-        # The parameters a statement may take are the connection's limit (a build's
-        # SQLITE_MAX_VARIABLE_NUMBER, or sqlite3_limit), not a version's.
-        per = max(1, min(_ROWS_PER_INSERT, self._max_parameters() // max(1, len(rows[0]))))
-        statements, rest = in_statements(rows, per)
-        changed = 0
-        if statements:
-            many = ", ".join([f"({values})"] * per)
+        if found < LAYOUT_VERSION:
             try:
-                changed += self._executemany(f"{head} VALUES {many}{tail}", statements)
+                backend.migrate(found)
+            except StoreLayoutError:
+                raise
             except StoreError as err:
-                # A limit lower than the connection said (Python 3.10 guesses it):
-                # refused as the statement is prepared, before any row went in.
-                if "too many SQL variables" not in str(err.__cause__):
-                    raise
-                rest = rows
-        if rest:
-            changed += self._executemany(f"{head} VALUES ({values}){tail}", rest)
-        return changed
-
-    def _max_parameters(self) -> int:
-        """The most parameters one statement of this connection may take."""
-        # Connection.getlimit and its categories came with Python 3.11.
-        getlimit = getattr(self._db, "getlimit", None)
-        category = getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", None)
-        if getlimit is None or category is None:
-            return _SQLITE_MAX_PARAMETERS
-        return int(getlimit(category))
-
-    def insert_runs(
-        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-    ) -> Sequence[int | None]:
-        if not rows:
-            return []
-        # The write lock is held, and SQLite numbers a row without a rowid one past the
-        # largest: the runs inserted take first, first + 1, ... in the rows' order (a run
-        # already stored takes none; a multi-row VALUES inserts its rows in their
-        # order), with no number built in Python for each.
-        first = self._next_seq("runs")
-        names = ", ".join(columns)
-        # Only a run's provenance and latencies may be None (RUN_COLUMNS' order).
-        nullable = _RUN_NULLABLE if tuple(columns[: len(RUN_COLUMNS)]) == RUN_COLUMNS else None
-        inserted = 0
-        for nulls, part in without_nulls(rows, nullable):
-            inserted += self._insert_rows(
-                f"INSERT INTO runs ({names})",
-                values_clause(len(columns), nulls),
-                " ON CONFLICT (name) DO NOTHING",
-                part,
-            )
-        if inserted == len(rows):
-            return range(first, first + len(rows))
-        found = dict(self.execute("SELECT name, seq FROM runs WHERE seq >= ?", (first,)))
-        return [found.get(row[0]) for row in rows]
-
-    def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
-        # A text read as UTF-8 bytes goes in as they are, cast to TEXT (SQLite reads the
-        # bytes as its UTF-8): decoding it to str, which sqlite3 encodes back to UTF-8,
-        # took a seventh of a Liger run's ingest.
-        if rows:
-            self._insert_rows(
-                "INSERT INTO run_texts (seq, record_text, record_form)",
-                "?, CAST(? AS TEXT), ?",
-                "",
-                rows,
-            )
-
-    def close(self) -> None:
-        self._db.close()
-
-    def _tables(self) -> set[str]:
-        return {row[0] for row in self.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-
-def _sqlite_reason(err: sqlite3.Error) -> str:
-    return f"sqlite: {err}"
+                # The transaction rolls back: the store stays as it was.
+                raise StoreLayoutError(
+                    source=backend.url.shown,
+                    reason=(
+                        f"cannot migrate store layout version {found} to {LAYOUT_VERSION}"
+                        f" (the store is unchanged): {err.reason}"
+                    ),
+                ) from err
+    return found

@@ -1,15 +1,19 @@
-"""Export: stored records back as JSON Lines, never over the store's own file."""
+"""Export: stored records back as JSON Lines, streamed, never over the store's own file."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .._base.files import refuse_overwriting_inputs
 from ..convert import dumps
+from ._backend import RunText, damaged
 from ._url import MEMORY, StoreURL
 
-__all__ = ["export_line", "refuse_store_file"]
+__all__ = ["export_line", "export_lines", "refuse_store_file"]
+
+_FORMS = frozenset({"line", "document"})
 
 
 def export_line(text: str, form: str) -> str:
@@ -17,6 +21,42 @@ def export_line(text: str, form: str) -> str:
     if form == "line":
         return text + "\n"
     return dumps(json.loads(text), indent=None) + "\n"
+
+
+def _line(url: StoreURL, text: object, form: object, what: str, table: str) -> str:
+    """:func:`export_line` of a stored text, checked against the layout.
+
+    Raises:
+        StoreDamagedError: for a missing text, a form that is neither, or a document's
+            text that is not JSON.
+    """
+    if type(text) is not str:
+        raise damaged(url, f"{what} has no text in {table} ({text!r}), so it cannot be exported")
+    if form not in _FORMS:
+        raise damaged(url, f"{what} has record_form {form!r}, expected 'line' or 'document'")
+    try:
+        return export_line(text, str(form))
+    except ValueError:
+        raise damaged(url, f"{what}'s text in {table} is not JSON") from None
+
+
+def export_lines(
+    url: StoreURL,
+    documents: Iterable[tuple[str, str]] | None,
+    runs: Iterable[RunText],
+) -> Iterator[str]:
+    """Each record as one JSON line, as the backend's rows are read: the documents on
+    their own first (when given), then the runs; memory holds one line at a time here.
+
+    Raises:
+        StoreDamagedError: for a run without its text (never skipped: an export that
+            leaves a run out is not the store), or a text that breaks the layout.
+    """
+    if documents is not None:
+        for text, form in documents:
+            yield _line(url, text, form, "a document on its own", "documents")
+    for name, run_text, run_form in runs:
+        yield _line(url, run_text, run_form, f"run {name!r}", "run_texts")
 
 
 def refuse_store_file(out_path: str | Path | int, url: StoreURL) -> None:

@@ -15,6 +15,7 @@ import orjson
 
 from .. import provenance
 from .._base.units import NS_PER as _NS_PER
+from ..conditions import degraded_reason
 from ..digest import environment_digest, protocol_digest
 
 __all__ = [
@@ -144,50 +145,40 @@ def objects_of(record: dict[str, Any]) -> Iterator[ObjectRow]:
         yield object_row(*found)
 
 
-_EMPTY: Final[dict[str, Any]] = {}
 #: The latency columns' range: both stores keep them as 64-bit integers.
 NS_MIN: Final = -(2**63)
 NS_MAX: Final = 2**63 - 1
 
 
+def _whole(ns: float | None) -> int | None:
+    """A latency in whole ns (rounded half to even), or None."""
+    return None if ns is None else round(ns)
+
+
+def _fits(ns: int | None) -> bool:
+    """Whether a latency fits the store's 64-bit integer column (or is absent)."""
+    return ns is None or NS_MIN <= ns <= NS_MAX
+
+
 def _latency(spec: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
-    """Median, p20 and p80 in ns: from ``timing.latencyNs``, else from the first latency
-    measurement of that statistic in a time unit."""
-    timing = spec.get("timing")
-    latency = (timing.get("latencyNs") if timing else None) or _EMPTY
+    """Median, p20 and p80 in whole ns: from ``timing.latencyNs``, else from the first
+    latency measurement of that statistic in a unit of time."""
+    latency = (spec.get("timing") or {}).get("latencyNs") or {}
     median, p20, p80 = latency.get("median"), latency.get("p20"), latency.get("p80")
-    if median is None or p20 is None or p80 is None:
-        # Most records carry the median in timing and the quantiles as measurements
-        # (validated: each has its metric, statistic, unit and value); the first of each
-        # counts, so the walk ends once all three are known. Inline, not a call a
-        # value: a call costs more than the rest of a value's work.
-        for m in spec.get("measurements", ()):
-            if m["metric"] != "latency":
-                continue
-            statistic = m["statistic"]
-            if statistic == "p20":
-                if p20 is None:
-                    factor = _NS_PER.get(m["unit"])
-                    if factor is not None:
-                        p20 = m["value"] * factor
-            elif statistic == "p80":
-                if p80 is None:
-                    factor = _NS_PER.get(m["unit"])
-                    if factor is not None:
-                        p80 = m["value"] * factor
-            elif statistic == "median" and median is None:
-                factor = _NS_PER.get(m["unit"])
-                if factor is not None:
-                    median = m["value"] * factor
-            if median is not None and p20 is not None and p80 is not None:
-                break
-    # Rounded to whole ns; an int (the common value) is its own rounding, and round()
-    # of one cost more than the test of its type.
-    return (
-        median if type(median) is int or median is None else round(median),
-        p20 if type(p20) is int or p20 is None else round(p20),
-        p80 if type(p80) is int or p80 is None else round(p80),
-    )
+    for measurement in spec.get("measurements", ()):
+        if median is not None and p20 is not None and p80 is not None:
+            break
+        factor = _NS_PER.get(measurement["unit"])
+        if measurement["metric"] != "latency" or factor is None:
+            continue
+        statistic = measurement["statistic"]
+        if statistic == "median" and median is None:
+            median = measurement["value"] * factor
+        elif statistic == "p20" and p20 is None:
+            p20 = measurement["value"] * factor
+        elif statistic == "p80" and p80 is None:
+            p80 = measurement["value"] * factor
+    return _whole(median), _whole(p20), _whole(p80)
 
 
 #: The columns of a run that ``run_groups`` (layout 3) holds once per distinct
@@ -216,6 +207,8 @@ RUN_COLUMNS: Final = (
     "annotations",
     "source",
     "ingested_at",
+    # Layout 4: why the run is unfit to compare (conditions.degraded_reason), else None.
+    "degraded",
 )
 
 
@@ -234,11 +227,6 @@ def _compact(value: dict[str, Any] | None) -> str:
         return _COMPACT(value)
 
 
-_COMMIT: Final = provenance.COMMIT
-_BRANCH: Final = provenance.BRANCH
-_COMMIT_TIME: Final = provenance.COMMIT_TIME
-
-
 def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any, ...]:
     """The values of :data:`RUN_COLUMNS` for a run that arrived from ``source``."""
     return run_row(run, source, ingested_at)[0]
@@ -247,49 +235,30 @@ def run_columns(run: dict[str, Any], source: str, ingested_at: str) -> tuple[Any
 def run_row(run: dict[str, Any], source: str, ingested_at: str) -> tuple[tuple[Any, ...], bool]:
     """:func:`run_columns`' values, and whether its latencies fit the store's 64-bit
     integer columns (a valid record may give any finite number: 1e19 ns passes
-    validation).
-
-    Ingest's one call a run: every step is inline (a call costs more than most of
-    them), and the same labels and annotations text as :func:`_compact`'s.
-    """
+    validation)."""
     spec = run["spec"]
     metadata = run["metadata"]
-    notes = metadata.get("annotations")
-    labels = metadata.get("labels")
+    notes = metadata.get("annotations") or {}
     median, p20, p80 = _latency(spec)
-    if notes:
-        commit = notes.get(_COMMIT)
-        branch = notes.get(_BRANCH)
-        commit_time = notes.get(_COMMIT_TIME)
-    else:
-        commit = branch = commit_time = None
-    # _compact's texts, without its call.
-    try:
-        labels_text = orjson.dumps(labels).decode() if labels else "{}"
-        notes_text = orjson.dumps(notes).decode() if notes else "{}"
-    except orjson.JSONEncodeError:
-        labels_text, notes_text = _compact(labels), _compact(notes)
     row = (
         metadata["name"],
         spec["observedAt"],
-        commit,
-        commit_time,
+        notes.get(provenance.COMMIT),
+        notes.get(provenance.COMMIT_TIME),
         median,
         p20,
         p80,
         spec["status"],
-        branch,
+        notes.get(provenance.BRANCH),
         spec["workloadDigest"],
         spec["implementationDigest"],
         spec["protocolDigest"],
         spec["environmentDigest"],
-        labels_text,
-        notes_text,
+        _compact(metadata.get("labels")),
+        _compact(notes),
         source,
         ingested_at,
+        # A run that recorded no conditions is fit (degraded_reason's own rule).
+        degraded_reason(spec) if "conditions" in spec else None,
     )
-    return row, (
-        (median is None or NS_MIN <= median <= NS_MAX)
-        and (p20 is None or NS_MIN <= p20 <= NS_MAX)
-        and (p80 is None or NS_MIN <= p80 <= NS_MAX)
-    )
+    return row, _fits(median) and _fits(p20) and _fits(p80)

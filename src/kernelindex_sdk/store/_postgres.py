@@ -1,30 +1,47 @@
-"""The PostgreSQL store, through psycopg 3 (the ``[postgres]`` extra); imported only here.
+"""The PostgreSQL store, through psycopg 3 (the ``[postgres]`` extra): every statement of
+it, in psycopg's own placeholders; imported only here.
 
-Rows go in by COPY into a temporary table and one ``INSERT ... SELECT ... ORDER BY key
-ON CONFLICT DO NOTHING RETURNING key`` per table: many writers may ingest overlapping
-files at once; each row is stored once, a writer that meets a row another is inserting
-waits for that one to commit, and since every writer takes its rows in key order,
-table after table, no two wait for each other in a cycle.
+Rows go in by binary COPY (``_postgres_copy``): many writers may ingest overlapping
+files at once, each row stored once, and no two wait for each other in a cycle.
 
-Every COPY is binary: numbers are not written out as text for the server to parse back,
-and a record's text goes as the UTF-8 bytes it was read as, unescaped. The record texts
-(keyed by the arrival numbers this writer took, so no other writer can hold them) are
-the one write whose result ingest does not use: they are written on a worker thread while
-ingest reads and checks the next batch, and the server stores them meanwhile.
-``benchmarks/results/postgres_write_settings.json`` measured the settings.
+The store is where the connection's search path finds ``kernelindex_layout``, as
+PostgreSQL resolves that name (a new store: the first schema of the path); the session's
+search path is then that schema alone, so every table is the store's. A connection
+opened for reading runs read-only transactions only.
 """
+
+# Statements are built from this module's constants (tables, columns) and placeholders;
+# every value goes as a parameter.
+# ruff: noqa: S608
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Final
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final, Literal
 
-import attrs
-
-from ..errors import MissingDependencyError, StoreError
-from ._backend import Backend
+from ..errors import MissingDependencyError, StoreError, StoreLayoutError
+from ._backend import (
+    MISSING,
+    DataRefusedError,
+    LayoutProbe,
+    RunText,
+    damaged,
+    fetched,
+    json_of,
+)
+from ._layout import (
+    GROUP_COLUMNS,
+    LAYOUT_VERSION,
+    OBJECT_COLUMNS,
+    OBJECT_TABLES,
+    RUN_INSERT_COLUMNS,
+    TABLES,
+)
+from ._postgres_copy import StagedCopy, TextWriter
+from ._postgres_layout import CREATE, MIGRATIONS, StepError
+from ._query import ROW_COLUMNS
 from ._url import StoreURL
 
 try:
@@ -36,18 +53,79 @@ except ImportError as err:  # pragma: no cover (the extra is installed where tes
 
 __all__ = ["PostgresBackend"]
 
-# One lock key for creating the layout: concurrent first openers take turns.
+# One lock key for creating and migrating the layout: concurrent openers take turns.
 _LAYOUT_LOCK: Final = 0x6B69_6C61  # "kila"
 _CONNECT_TIMEOUT_S: Final = 30
+# PostgreSQL's error for an ON CONFLICT without the unique key it names: a table of the
+# store made again without its constraints.
+_NO_UNIQUE_KEY: Final = "42P10"
+# What the server refuses for the data itself, not for its own state: data exceptions
+# (class 22) and program limits (54, say an index entry too long).
+_DATA_STATE_CLASSES: Final = ("22", "54")
+# Rows a streaming read (export) fetches from the server at a time.
+_FETCH: Final = 500
+# The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``, each with one
+# parameter; the objects' columns are looked up by digest, not joined per run.
+_CONDITIONS: Final = {
+    "operation": "r.workload_digest IN (SELECT digest FROM workloads WHERE operation = %s)",
+    "pass_": "r.workload_digest IN (SELECT digest FROM workloads WHERE pass = %s)",
+    "provider": "r.implementation_digest IN"
+    " (SELECT digest FROM implementations WHERE provider = %s)",
+    "hardware": "r.environment_digest IN (SELECT digest FROM environments WHERE hardware = %s)",
+    "branch": "r.branch = %s",
+    "commit": "r.commit_id = %s",
+    "workload_digest": "r.workload_digest = %s",
+    "protocol_digest": "r.protocol_digest = %s",
+    "status": "r.status = %s",
+}
+_OBJECT_READ: Final = {
+    "workload": "SELECT digest, operation, pass FROM workloads WHERE digest = ANY (%s)",
+    "implementation": (
+        "SELECT digest, provider, entry_point FROM implementations WHERE digest = ANY (%s)"
+    ),
+    "environment": "SELECT digest, hardware FROM environments WHERE digest = ANY (%s)",
+}
+_RUN_TEXTS: Final = (
+    "SELECT r.name, t.record_text, t.record_form FROM runs r LEFT JOIN run_texts t ON t.seq = r.seq"
+)
+# The store's schema: where the search path finds kernelindex_layout, else (no store
+# yet) the first schema of the path that exists.
+_STORE_SCHEMA: Final = (
+    "SELECT coalesce((SELECT n.nspname FROM pg_class c JOIN pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE c.oid = to_regclass('kernelindex_layout')),"
+    " current_schema())"
+)
+_TABLES_IN: Final = (
+    "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+    " WHERE n.nspname = %s AND c.relkind IN ('r', 'p') AND c.relname = ANY (%s)"
+)
 
 
-class PostgresBackend(Backend):
-    """A PostgreSQL database; the tables live in the connection's search path."""
+def _reason(err: psycopg.Error) -> str:
+    text = str(err).strip().splitlines()
+    return "postgresql: " + (text[0] if text else type(err).__name__)
 
-    dialect = "postgresql"
 
-    def __init__(self, url: StoreURL) -> None:
-        super().__init__(url)
+def _where(filters: Mapping[str, str], extra: str = "") -> tuple[str, list[Any]]:
+    """The WHERE clause of ``filters`` (and ``extra``, a condition with its own marks)."""
+    clauses = [_CONDITIONS[name] for name in filters]
+    if extra:
+        clauses.append(extra)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), list(filters.values())
+
+
+class PostgresBackend:
+    """A PostgreSQL database, opened for reading or for writing.
+
+    Raises:
+        StoreError: when the server cannot be reached or refuses the connection.
+    """
+
+    dialect: Final[Literal["postgresql"]] = "postgresql"
+
+    def __init__(self, url: StoreURL, *, write: bool) -> None:
+        self._url = url
+        self._writable = write
         try:
             # UTF-8 whatever the URL or the server's default say: a record's text read as
             # UTF-8 bytes goes to the server as it is (insert_texts).
@@ -61,13 +139,23 @@ class PostgresBackend(Backend):
             # libpq's parse errors echo the URL or the value they could not read (a
             # password with a bare %): masked, and the driver's error not chained.
             raise StoreError(source=url.shown, reason=url.masked(_reason(err))) from None
-        self._compress_with_lz4()
-        # The staging table of each table this connection has written, as made in its
-        # session (a rolled-back transaction takes the ones it made with it).
-        self._staged: dict[str, _Staging] = {}
-        # The record texts being written while the caller goes on (insert_texts).
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="kernelindex-texts")
-        self._pending: Future[None] | None = None
+        self._copier = StagedCopy(self._db, url, self._error, self._execute)
+        self._texts = TextWriter(self._db, self._error)
+        self._cursors = itertools.count()
+        if write:
+            self._compress_with_lz4()
+        else:
+            # Every transaction of this session, and every statement outside one, is
+            # read-only: the server refuses any write.
+            self._execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+    @property
+    def url(self) -> StoreURL:
+        return self._url
+
+    @property
+    def writable(self) -> bool:
+        return self._writable
 
     def _compress_with_lz4(self) -> None:
         """Compress the values this session stores out of line with lz4, not pglz.
@@ -84,15 +172,24 @@ class PostgresBackend(Backend):
         except (psycopg.errors.InvalidParameterValue, psycopg.errors.UndefinedObject):
             pass
         except psycopg.Error as err:
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _execute(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        """Run one statement (``%s`` placeholders, or none with ``params`` None)."""
         self._settle()
         try:
-            cursor = self._db.execute(sql.replace("?", "%s"), params or None)
+            cursor = self._db.execute(sql, params)
             return cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as err:
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
+
+    def _error(self, err: psycopg.Error) -> StoreError:
+        """The StoreError of a failed statement; a damaged store's own."""
+        if err.sqlstate == _NO_UNIQUE_KEY:
+            return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        if (err.sqlstate or "")[:2] in _DATA_STATE_CLASSES:
+            return DataRefusedError(source=self._url.shown, reason=_reason(err))
+        return StoreError(source=self._url.shown, reason=_reason(err))
 
     def _settle(self) -> None:
         """Wait for the record texts being written; raise their failure here.
@@ -100,12 +197,61 @@ class PostgresBackend(Backend):
         Raises:
             StoreError: when they could not be written (the transaction then rolls back).
         """
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
+        self._texts.settle()
+
+    # The layout.
+    def probe(self) -> LayoutProbe:
+        ((schema,),) = self._execute(_STORE_SCHEMA)
+        if schema is None:
+            # No schema of the search path exists: nowhere to find or create a store.
+            return LayoutProbe(frozenset())
+        # Every table of this session is the store's from now on, whatever else the
+        # search path holds (a table of another program named runs in an earlier schema).
+        self._execute("SELECT set_config('search_path', quote_ident(%s), false)", (schema,))
+        found = self._execute(_TABLES_IN, (schema, list(TABLES)))
+        tables = frozenset(row[0] for row in found)
+        if "kernelindex_layout" not in tables:
+            return LayoutProbe(tables)
+        try:
+            rows = self._execute(
+                "SELECT value FROM kernelindex_layout WHERE key = 'layout_version'"
+            )
+        except StoreError as err:
+            raise damaged(self._url, f"kernelindex_layout cannot be read: {err.reason}") from err
+        return LayoutProbe(tables, rows[0][0] if rows else MISSING)
 
     @contextlib.contextmanager
+    def layout_transaction(self) -> Iterator[None]:
+        with self.transaction():
+            self._execute("SELECT pg_advisory_xact_lock(%s)", (_LAYOUT_LOCK,))
+            yield
+
+    def create_layout(self) -> None:
+        for statement in CREATE:
+            self._execute(statement)
+
+    def migrate(self, found: int) -> None:
+        steps = [MIGRATIONS.get(version) for version in range(found, LAYOUT_VERSION)]
+        if None in steps:
+            raise StoreLayoutError(
+                source=self._url.shown,
+                reason=f"store layout version {found} cannot be migrated",
+            )
+        try:
+            for step in steps:
+                step(self._execute)  # type: ignore[misc]
+        except StepError as err:
+            raise damaged(self._url, str(err)) from err
+        self._execute(
+            "UPDATE kernelindex_layout SET value = %s WHERE key = 'layout_version'",
+            (str(LAYOUT_VERSION),),
+        )
+
+    # Transactions.
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
+        if not self._writable:
+            raise StoreError(source=self._url.shown, reason="opened for reading only")
         try:
             with self._db.transaction():
                 try:
@@ -119,60 +265,27 @@ class PostgresBackend(Backend):
                 # Committed only once every text is in.
                 self._settle()
         except psycopg.Error as err:
-            self._staged.clear()
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+            self._copier.forget()
+            raise self._error(err) from err
         except BaseException:
             # A staging table made in a rolled-back transaction is gone with it.
-            self._staged.clear()
+            self._copier.forget()
             raise
 
-    def json_as_text(self, column: str) -> str:
-        return f"{column}::text"
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        if self._db.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            yield
+            return
+        try:
+            with self._db.transaction():
+                # One snapshot for every statement of the block.
+                self._execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                yield
+        except psycopg.Error as err:
+            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
 
-    def _lock_layout(self) -> None:
-        self.execute(f"SELECT pg_advisory_xact_lock({_LAYOUT_LOCK})")
-
-    def _tables(self) -> set[str]:
-        rows = self.execute(
-            "SELECT table_name FROM information_schema.tables"
-            " WHERE table_schema = ANY (current_schemas(false))"
-        )
-        return {row[0] for row in rows}
-
-    def _stage(self, table: str, columns: Sequence[str]) -> _Staging:
-        staging = self._staged.get(table)
-        if staging is not None and staging.columns == tuple(columns):
-            return staging
-        # The table's column types, by name: its jsonb columns are staged as text (the
-        # INSERT parses them, once) so that every column goes by binary COPY as it is.
-        found = dict(
-            self.execute(
-                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
-                " WHERE attrelid = to_regclass(?) AND attnum > 0 AND NOT attisdropped",
-                (table,),
-            )
-        )
-        types = [found[column] for column in columns]
-        staged_types = ["text" if kind == "jsonb" else kind for kind in types]
-        name = f"kernelindex_in_{table}"
-        # A temporary table of those types, emptied at each commit.
-        made = ", ".join(
-            f"{column}::text AS {column}" if kind == "jsonb" else column
-            for column, kind in zip(columns, types, strict=True)
-        )
-        self.execute(f"DROP TABLE IF EXISTS pg_temp.{name}")
-        self.execute(
-            f"CREATE TEMPORARY TABLE {name} ON COMMIT DELETE ROWS AS"  # noqa: S608
-            f" SELECT {made} FROM {table} WITH NO DATA"
-        )
-        selected = ", ".join(
-            f"{column}::jsonb" if kind == "jsonb" else column
-            for column, kind in zip(columns, types, strict=True)
-        )
-        staging = _Staging(name, tuple(columns), staged_types, selected)
-        self._staged[table] = staging
-        return staging
-
+    # Ingest.
     def _copy_in(
         self,
         table: str,
@@ -181,137 +294,164 @@ class PostgresBackend(Backend):
         rows: Sequence[Sequence[Any]],
         returning: str,
     ) -> list[tuple[Any, ...]]:
-        staging = self._stage(table, columns)
+        """:meth:`StagedCopy.insert`, once the texts being written are in (one statement
+        at a time on the connection)."""
         self._settle()
-        try:
-            with self._db.cursor() as cursor:
-                cursor.execute(f"TRUNCATE {staging.name}")
-                self._write(cursor, staging.name, columns, staging.types, rows)
-                cursor.execute(
-                    f"INSERT INTO {table} ({', '.join(columns)})"  # noqa: S608
-                    f" SELECT {staging.selected} FROM {staging.name}"
-                    f" ORDER BY {key} ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
-                )
-                return cursor.fetchall()
-        except psycopg.Error as err:
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+        return self._copier.insert(table, key, columns, rows, returning)
 
-    @staticmethod
-    def _write(
-        cursor: psycopg.Cursor[Any],
-        table: str,
-        columns: Sequence[str],
-        types: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-    ) -> None:
-        """COPY the rows in binary: no value is written as text for the server to parse
-        back (numbers), or escaped (a record's newlines and backslashes)."""
-        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-        with cursor.copy(sql) as copy:
-            copy.set_types(types)
-            for row in rows:
-                copy.write_row(row)
-
-    def insert_new(
-        self,
-        table: str,
-        key: str,
-        columns: Sequence[str],
-        rows: Sequence[Sequence[Any]],
-    ) -> set[str]:
+    def insert_objects(self, kind: str, rows: Sequence[Sequence[Any]]) -> set[str]:
         if not rows:
             return set()
-        return {row[0] for row in self._copy_in(table, key, columns, rows, key)}
+        table, columns = OBJECT_TABLES[kind], OBJECT_COLUMNS[kind]
+        return {row[0] for row in self._copy_in(table, "digest", columns, rows, "digest")}
 
-    def insert_runs(
-        self, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-    ) -> Sequence[int | None]:
+    def object_specs(self, kind: str, digests: Sequence[str]) -> dict[str, Any]:
+        if not digests:
+            return {}
+        table = OBJECT_TABLES[kind]
+        rows = self._execute(
+            f"SELECT digest, spec FROM {table} WHERE digest = ANY (%s)", (list(digests),)
+        )
+        return {
+            digest: json_of(self._url, spec, f"{table}.spec of {digest!r}") for digest, spec in rows
+        }
+
+    def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
+        found = self._execute(
+            "SELECT digest, source, record_text FROM documents WHERE kind = %s AND name = %s",
+            (kind, name),
+        )
+        if not found:
+            return None
+        row = found[0]
+        if not all(type(value) is str for value in row):
+            raise damaged(self._url, f"documents row of {kind} {name!r} holds {row!r}")
+        return row
+
+    def insert_document(self, row: Sequence[Any]) -> bool:
+        return bool(
+            self._execute(
+                "INSERT INTO documents"
+                " (kind, name, digest, record_text, record_form, source, ingested_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (kind, name) DO NOTHING"
+                " RETURNING name",
+                tuple(row),
+            )
+        )
+
+    def insert_groups(self, rows: Sequence[Sequence[Any]]) -> tuple[dict[str, int], set[str]]:
+        if not rows:
+            return {}, set()
+        columns = ("key", *GROUP_COLUMNS)
+        made = {row[0] for row in self._copy_in("run_groups", "key", columns, rows, "key")}
+        found = self._execute(
+            "SELECT key, id FROM run_groups WHERE key = ANY (%s)", ([row[0] for row in rows],)
+        )
+        return {key: int(gid) for key, gid in found}, made
+
+    def delete_groups(self, ids: Sequence[int]) -> None:
+        if ids:
+            self._execute("DELETE FROM run_groups WHERE id = ANY (%s)", (list(ids),))
+
+    def insert_runs(self, rows: Sequence[Sequence[Any]]) -> Sequence[int | None]:
         if not rows:
             return []
         # Arrival numbers in the rows' order, though they go in in name order.
         numbers = [
             row[0]
-            for row in self.execute(
-                "SELECT nextval('kernelindex_arrival') FROM generate_series(1, ?)",
+            for row in self._execute(
+                "SELECT nextval('kernelindex_arrival') FROM generate_series(1, %s)",
                 (len(rows),),
             )
         ]
         numbers.sort()
         numbered = [(*row, number) for row, number in zip(rows, numbers, strict=True)]
-        found = dict(self._copy_in("runs", "name", (*columns, "seq"), numbered, "name, seq"))
+        columns = (*RUN_INSERT_COLUMNS, "seq")
+        found = dict(self._copy_in("runs", "name", columns, numbered, "name, seq"))
         return [found.get(row[0]) for row in rows]
 
     def insert_texts(self, rows: Sequence[tuple[int, str | bytes, str]]) -> None:
         """Write the texts while the caller goes on (reading and checking the next batch
-        of records): the server stores them on its own core, the one call whose result
-        ingest does not wait for. The next call on the connection, or the end of the
-        transaction, waits for them and raises their failure."""
-        self._settle()
-        if not rows:
-            return
-        # A text read as UTF-8 bytes goes as it is: binary COPY sends a text column's
-        # bytes, which the server checks as UTF-8 (this session's encoding), with no
-        # decoding to str here and encoding back.
-        data = [
-            (seq, text.encode("utf-8") if isinstance(text, str) else text, form)
-            for seq, text, form in rows
-        ]
-        self._pending = self._writer.submit(self._write_texts, data)
-
-    def _write_texts(self, rows: Sequence[tuple[int, bytes, str]]) -> None:
-        """COPY rows no other writer can hold (keyed by numbers this one took)."""
-        try:
-            with self._db.cursor() as cursor:
-                self._write(
-                    cursor,
-                    "run_texts",
-                    ("seq", "record_text", "record_form"),
-                    ("int8", "bytea", "text"),
-                    rows,
-                )
-        except psycopg.Error as err:
-            raise StoreError(source=self.url.shown, reason=_reason(err)) from err
+        of records): the one call whose result ingest does not wait for
+        (:class:`~._postgres_copy.TextWriter`)."""
+        self._texts.submit(rows)
 
     def stored_runs(self, names: Sequence[str]) -> dict[str, tuple[str, str]]:
         # One statement for all the names (an array), not one per few hundred.
-        rows = self.execute(
+        found = {}
+        for name, text, source in self._execute(
             "SELECT r.name, t.record_text, r.source FROM runs r"
-            " JOIN run_texts t ON t.seq = r.seq WHERE r.name = ANY (?)",
+            " LEFT JOIN run_texts t ON t.seq = r.seq WHERE r.name = ANY (%s)",
             (list(names),),
-        )
-        return {name: (text, source) for name, text, source in rows}
+        ):
+            if type(text) is not str:
+                raise damaged(self._url, f"run {name!r} has no text in run_texts ({text!r})")
+            if type(source) is not str:
+                raise damaged(self._url, f"runs.source of run {name!r} is {source!r}")
+            found[name] = (text, source)
+        return found
 
-    def fetch(
-        self, table: str, key: str, keys: Sequence[str], columns: Sequence[str]
-    ) -> dict[str, tuple[Any, ...]]:
-        if not keys:
+    # Reads.
+    def run_columns(
+        self, filters: Mapping[str, str], names: Sequence[str] | None
+    ) -> list[tuple[Any, ...]]:
+        extra = "" if names is None else "r.name = ANY (%s)"
+        clause, params = _where(filters, extra)
+        if names is not None:
+            params.append(list(names))
+        return self._execute(f"SELECT {', '.join(ROW_COLUMNS)} FROM runs r{clause}", params)
+
+    def groups(self, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
+        if not ids:
             return {}
-        rows = self.execute(
-            f"SELECT {', '.join((key, *columns))} FROM {table} WHERE {key} = ANY (?)",  # noqa: S608
-            (list(keys),),
+        rows = self._execute(
+            f"SELECT id, {', '.join(GROUP_COLUMNS)} FROM run_groups WHERE id = ANY (%s)",
+            (list(ids),),
         )
-        return {row[0]: tuple(row[1:]) for row in rows}
+        return {
+            gid: (*values, json_of(self._url, labels, f"run_groups.labels of group {gid}"))
+            for gid, *values, labels in rows
+        }
+
+    def object_columns(self, kind: str, digests: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        if not digests:
+            return {}
+        rows = self._execute(_OBJECT_READ[kind], (list(digests),))
+        return {digest: tuple(values) for digest, *values in rows}
+
+    def spec(self, kind: str, digest: str) -> Any | None:
+        table = OBJECT_TABLES[kind]
+        found = self._execute(f"SELECT spec FROM {table} WHERE digest = %s", (digest,))
+        if not found:
+            return None
+        return json_of(self._url, found[0][0], f"{table}.spec of {digest!r}")
+
+    def _stream(self, sql: str, params: Any) -> Iterator[tuple[Any, ...]]:
+        """The rows of ``sql`` through a server-side cursor, :data:`_FETCH` at a time as
+        they are consumed, in one read-only snapshot."""
+        self._settle()
+        with self.reading():
+            try:
+                with self._db.cursor(name=f"kernelindex_read_{next(self._cursors)}") as cursor:
+                    cursor.execute(sql, params)
+                    yield from fetched(cursor.fetchmany, _FETCH)
+            except psycopg.Error as err:
+                raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+
+    def document_texts(self) -> Iterator[tuple[str, str]]:
+        yield from self._stream("SELECT record_text, record_form FROM documents ORDER BY seq", None)
+
+    def run_texts(
+        self, filters: Mapping[str, str], names: Sequence[str] | None
+    ) -> Iterator[RunText]:
+        extra = "" if names is None else "r.name = ANY (%s)"
+        clause, params = _where(filters, extra)
+        if names is not None:
+            params.append(list(names))
+        yield from self._stream(f"{_RUN_TEXTS}{clause} ORDER BY r.seq", params)
 
     def close(self) -> None:
         try:
-            self._settle()
+            self._texts.close()
         finally:
-            self._writer.shutdown()
             self._db.close()
-
-
-@attrs.frozen
-class _Staging:
-    """A temporary table that a table's rows are copied into before they are inserted."""
-
-    name: str
-    columns: tuple[str, ...]
-    #: The staged columns' types, as binary COPY sends them.
-    types: list[str]
-    #: The select list that gives the table's columns from the staged ones.
-    selected: str
-
-
-def _reason(err: psycopg.Error) -> str:
-    text = str(err).strip().splitlines()
-    return "postgresql: " + (text[0] if text else type(err).__name__)

@@ -1,24 +1,42 @@
-"""The runs query: the columns of a RunRow, its joins, and the filters of ``Store.rows``."""
+"""The runs query: the filters of ``Store.rows``, and RunRows from what a backend reads.
+
+A backend reads each run's own columns (:data:`ROW_COLUMNS`), its groups and its
+objects' columns; this module checks what it read against the layout (a store edited
+by hand can hold a text median, a NULL name, a run whose group row is gone: each is a
+one-line :class:`StoreDamagedError`, never a traceback) and builds the RunRows.
+"""
 
 from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import repeat
 from types import MappingProxyType
 from typing import Any, Final
 
 from .._base.arguments import optional_text
 from ..errors import ArgumentError
+from ._backend import Backend, damaged
 from ._layout import GROUP_COLUMNS
 from ._rows import RunRow
 
-__all__ = ["CHUNK", "JOINED", "ROW_COLUMNS", "chunks", "run_rows", "where"]
+__all__ = ["FILTERS", "JOINED", "ROW_COLUMNS", "check_filters", "run_rows"]
 
-# Names looked up per statement (SQLite limits a statement's parameters).
-CHUNK: Final = 500
-#: The columns of runs that ``Store.rows`` reads: a run's own, then its group's id.
+#: The filters of ``Store.rows`` and export: argument name -> what it matches.
+FILTERS: Final = {
+    "operation": "the workload's operation",
+    "pass_": "the workload's pass",
+    "provider": "the implementation's provider",
+    "hardware": "the environment's hardware.product",
+    "branch": "the kernelindex.dev/branch annotation",
+    "commit": "the kernelindex.dev/commit annotation",
+    "workload_digest": "the run's workload digest",
+    "protocol_digest": "the run's protocol digest",
+    "status": "the run's status",
+}
+#: The columns of runs that ``Store.rows`` reads, in this order: a run's own, then its
+#: group's id.
 ROW_COLUMNS: Final = (
     "r.name",
     "r.observed_at",
@@ -27,15 +45,21 @@ ROW_COLUMNS: Final = (
     "r.median_ns",
     "r.p20_ns",
     "r.p80_ns",
+    "r.degraded",
     "r.group_id",
 )
-# What a RunRow takes from the object tables, by its group's digest (at that position
-# in GROUP_COLUMNS).
+# What a RunRow takes from the object tables (Backend.object_columns), by its group's
+# digest (at that position in GROUP_COLUMNS).
 _OBJECT_COLUMNS: Final = (
     ("workloads", GROUP_COLUMNS.index("workload_digest"), ("operation", "pass")),
     ("implementations", GROUP_COLUMNS.index("implementation_digest"), ("provider", "entry_point")),
     ("environments", GROUP_COLUMNS.index("environment_digest"), ("hardware",)),
 )
+_KIND_OF: Final = {
+    "workloads": "workload",
+    "implementations": "implementation",
+    "environments": "environment",
+}
 # Column -> RunRow field, where they are named apart.
 _FIELD_OF: Final = {"commit_id": "commit", "pass": "pass_"}
 #: The values a run's tuple is made of, by name: its own columns (the group's id
@@ -58,55 +82,133 @@ _SOURCES: Final = tuple(
 )
 # A stretch of runs of one group at least this long is built column by column.
 _STRETCH: Final = 16
-# Filter argument -> condition. The objects' columns are looked up by digest, not joined
-# per run: a join costs each of 10,000 runs three lookups, a third of reading them.
-_FILTERS: Final = {
-    "operation": "r.workload_digest IN (SELECT digest FROM workloads WHERE operation = ?)",
-    "pass_": "r.workload_digest IN (SELECT digest FROM workloads WHERE pass = ?)",
-    "provider": "r.implementation_digest IN"
-    " (SELECT digest FROM implementations WHERE provider = ?)",
-    "hardware": "r.environment_digest IN (SELECT digest FROM environments WHERE hardware = ?)",
-    "branch": "r.branch = ?",
-    "commit": "r.commit_id = ?",
-    "workload_digest": "r.workload_digest = ?",
-    "protocol_digest": "r.protocol_digest = ?",
-    "status": "r.status = ?",
+
+# The types the layout allows in each column read (SQLite keeps any value in any column,
+# and a hand edit can leave one there): what each holds, as a message says it.
+_TEXT: Final = (frozenset({str}), "text")
+_TEXT_OR_NULL: Final = (frozenset({str, type(None)}), "text or NULL")
+_INTEGER_OR_NULL: Final = (frozenset({int, type(None)}), "an integer or NULL")
+_INTEGER: Final = (frozenset({int}), "an integer")
+_OWN_TYPES: Final = {
+    "r.name": _TEXT,
+    "r.observed_at": _TEXT,
+    "r.commit_id": _TEXT_OR_NULL,
+    "r.commit_time": _TEXT_OR_NULL,
+    "r.median_ns": _INTEGER_OR_NULL,
+    "r.p20_ns": _INTEGER_OR_NULL,
+    "r.p80_ns": _INTEGER_OR_NULL,
+    "r.degraded": _TEXT_OR_NULL,
+    "r.group_id": _INTEGER,
 }
+_GROUP_TYPES: Final = tuple(
+    _TEXT_OR_NULL if column == "branch" else _TEXT for column in GROUP_COLUMNS[:-1]
+)
 
 
-def where(filters: Mapping[str, Any], names: Sequence[str] | None) -> tuple[str, list[Any]]:
-    clauses = []
-    params: list[Any] = []
+def check_filters(filters: Mapping[str, Any]) -> dict[str, str]:
+    """The filters given (not None), each checked to be text.
+
+    Raises:
+        ArgumentError: for an unknown filter, or a value that is not text (a list or a
+            number would reach SQL as given).
+    """
+    chosen: dict[str, str] = {}
     for argument, value in filters.items():
-        if argument not in _FILTERS:
+        if argument not in FILTERS:
             raise ArgumentError(
                 argument=argument,
-                reason=f"expected one of {', '.join(sorted(_FILTERS))} or names",
+                reason=f"expected one of {', '.join(sorted(FILTERS))} or names",
             )
-        # A list or a number would reach SQL as given: filters are text.
         if optional_text(value, argument) is not None:
-            clauses.append(_FILTERS[argument])
-            params.append(value)
-    if names is not None:
-        clauses.append(f"r.name IN ({', '.join('?' * len(names))})")
-        params.extend(names)
-    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+            chosen[argument] = value
+    return chosen
 
 
-def chunks(names: Sequence[str] | None) -> Iterator[Sequence[str] | None]:
-    if names is None:
-        yield None
+def _check_column(
+    backend: Backend, column: str, values: Sequence[Any], names: Sequence[Any]
+) -> None:
+    """Refuse a run column holding a value of a type the layout does not allow.
+
+    Raises:
+        StoreDamagedError: naming the first such run and its value.
+    """
+    allowed, expected = _OWN_TYPES[column]
+    # One pass in C over the column's types; the rare damaged one is then found in Python.
+    if allowed.issuperset(map(type, values)):
         return
-    for start in range(0, len(names), CHUNK):
-        yield names[start : start + CHUNK]
+    at = next(i for i, value in enumerate(values) if type(value) not in allowed)
+    raise damaged(
+        backend.url,
+        f"runs.{column[2:]} of run {names[at]!r} is {values[at]!r}, expected {expected}",
+    )
 
 
-def run_rows(
-    result: Sequence[tuple[Any, ...]],
-    fetch: Callable[[str, str, Sequence[Any], Sequence[str]], dict[Any, tuple[Any, ...]]],
-    json_value: Callable[[Any], Any],
-) -> list[RunRow]:
-    """RunRows from result rows of :data:`ROW_COLUMNS`.
+def _labels(backend: Backend, gid: int, value: Any) -> Mapping[str, str]:
+    """A group's labels, checked: an object of strings (the layout's JSON column)."""
+    if isinstance(value, dict) and all(
+        type(key) is str and type(item) is str for key, item in value.items()
+    ):
+        return MappingProxyType(value)
+    raise damaged(
+        backend.url, f"run_groups.labels of group {gid} is {value!r}, expected an object of text"
+    )
+
+
+def _shared(
+    backend: Backend, gids: Sequence[int], names: Sequence[Any]
+) -> dict[int, tuple[Any, ...]]:
+    """What each group's runs share: its columns but the labels, its objects' columns,
+    its labels (one read-only mapping), by id.
+
+    Args:
+        backend: The store.
+        gids: Each run's group id.
+        names: Each run's name (for a message).
+
+    Raises:
+        StoreDamagedError: for a group row missing, or a value of the wrong type.
+    """
+    wanted = set(gids)
+    groups = backend.groups(list(wanted))
+    for gid in wanted - groups.keys():
+        name = names[gids.index(gid)]
+        raise damaged(backend.url, f"run {name!r} names run_groups id {gid}, which the store lacks")
+    for gid, group in groups.items():
+        for column, value, (allowed, expected) in zip(
+            GROUP_COLUMNS, group, _GROUP_TYPES, strict=False
+        ):
+            if type(value) not in allowed:
+                raise damaged(
+                    backend.url,
+                    f"run_groups.{column} of group {gid} is {value!r}, expected {expected}",
+                )
+    values = groups.values()
+    objects = []
+    for table, at, columns in _OBJECT_COLUMNS:
+        found = backend.object_columns(_KIND_OF[table], list({group[at] for group in values}))
+        for digest, row in found.items():
+            for column, value in zip(columns, row, strict=True):
+                if value is not None and type(value) is not str:
+                    raise damaged(
+                        backend.url,
+                        f"{table}.{column} of {digest!r} is {value!r}, expected text or NULL",
+                    )
+        objects.append(found)
+    works, implementations, environments = objects
+    return {
+        gid: (
+            *group[:-1],
+            *works.get(group[_OBJECT_COLUMNS[0][1]], (None, None)),
+            *implementations.get(group[_OBJECT_COLUMNS[1][1]], (None, None)),
+            *environments.get(group[_OBJECT_COLUMNS[2][1]], (None,)),
+            _labels(backend, gid, group[-1]),
+        )
+        for gid, group in groups.items()
+    }
+
+
+def run_rows(backend: Backend, result: Sequence[tuple[Any, ...]]) -> list[RunRow]:
+    """RunRows from rows of :data:`ROW_COLUMNS`, each run's group and objects read once.
 
     Each group the runs name is read once, with its objects' columns, into one tuple
     of what its runs share (the same objects for each of its runs, its labels one
@@ -114,32 +216,23 @@ def run_rows(
     fields' order, in C.
 
     Args:
-        result: The query's rows.
-        fetch: ``Backend.fetch``: a table's columns by key.
-        json_value: ``Backend.json_value``: a JSON column's value as Python.
+        backend: The store, inside one reading snapshot.
+        result: The runs' own columns, as :meth:`Backend.run_columns` gives them.
+
+    Raises:
+        StoreDamagedError: for a value of a type the layout does not allow, a group row
+            missing, or labels that are not an object of text.
     """
     if not result:
         return []
     # The result's columns (zip's transposition costs a fraction of an itemgetter call
     # per run).
     columns = list(zip(*result, strict=True))
+    names = columns[0]
+    for column, values in zip(ROW_COLUMNS, columns, strict=True):
+        _check_column(backend, column, values, names)
     gids = columns[ROW_COLUMNS.index("r.group_id")]
-    groups = fetch("run_groups", "id", list(set(gids)), GROUP_COLUMNS)
-    values = groups.values()
-    objects = [
-        fetch(table, "digest", list({group[at] for group in values}), columns)
-        for table, at, columns in _OBJECT_COLUMNS
-    ]
-    works, implementations, environments = objects
-    shared: dict[Any, tuple[Any, ...]] = {}
-    for gid, group in groups.items():
-        shared[gid] = (
-            *group[:-1],
-            *works.get(group[_OBJECT_COLUMNS[0][1]], (None, None)),
-            *implementations.get(group[_OBJECT_COLUMNS[1][1]], (None, None)),
-            *environments.get(group[_OBJECT_COLUMNS[2][1]], (None,)),
-            MappingProxyType(json_value(group[-1])),
-        )
+    shared = _shared(backend, gids, names)
     stretches = 1 + sum(map(operator.ne, gids, gids[1:]))
     if stretches * _STRETCH > len(result):
         # Groups interleaved (a sweep's series, a run of each at a time): run by run, its
@@ -152,8 +245,8 @@ def run_rows(
             )
         )
     # Long stretches of one group (a series' runs, ingested together): each stretch
-    # zipped from its own columns and its group's values repeated (no 19-item
-    # rearrangement of each run's tuple).
+    # zipped from its own columns and its group's values repeated (no rearrangement of
+    # each run's tuple).
     built: list[RunRow] = []
     start = 0
     for gid, stretch in itertools.groupby(gids):

@@ -21,6 +21,8 @@ class IngestReport:
             for its provenance annotations (the first arrival's are kept).
         refused: Records not stored because their file was refused.
         clashes: Runs refused because the store holds their name with other content.
+        without_commit: Runs added that carry no ``kernelindex.dev/commit`` annotation:
+            a history orders their points by when they were observed only.
         problems: Every problem, each with its file and line: invalid records and clashes.
         input_errors: Paths that could not be read.
     """
@@ -31,6 +33,7 @@ class IngestReport:
     provenance_only: int = 0
     refused: int = 0
     clashes: int = 0
+    without_commit: int = 0
     problems: tuple[FileProblem, ...] = ()
     input_errors: tuple[InputError, ...] = ()
 
@@ -59,6 +62,7 @@ class IngestReport:
             provenance_only=self.provenance_only + other.provenance_only,
             refused=self.refused + other.refused,
             clashes=self.clashes + other.clashes,
+            without_commit=self.without_commit + other.without_commit,
             problems=self.problems + other.problems,
             input_errors=self.input_errors + other.input_errors,
         )

@@ -45,6 +45,10 @@ class RunRow(NamedTuple):
         entry_point: ``implementation.entryPoint`` (None when absent).
         hardware: the environment's ``hardware.product`` (the GPU), e.g. ``NVIDIA H200``.
         labels: ``metadata.labels`` of the run (empty when it has none).
+        degraded: why the GPU's state while the run was timed makes it unfit to
+            compare (:func:`kernelindex_sdk.conditions.degraded_reason` of its
+            ``spec.conditions``), None when fit or unrecorded; no verdict is drawn from a
+            degraded run.
     """
 
     name: str
@@ -66,6 +70,7 @@ class RunRow(NamedTuple):
     entry_point: str | None = None
     hardware: str | None = None
     labels: Mapping[str, str] = _NO_LABELS
+    degraded: str | None = None
 
     @property
     def order_key(self) -> str:

@@ -19,15 +19,18 @@ from ..documents import check_json_lines_target
 from ..errors import ArgumentError, KernelIndexError, StoreError
 from ._backend import Backend
 from ._connect import connect
-from ._export import export_line, refuse_store_file
+from ._export import export_lines, refuse_store_file
 from ._ingest import ingest_paths
 from ._layout import OBJECT_TABLES
-from ._query import CHUNK, ROW_COLUMNS, chunks, run_rows, where
+from ._query import check_filters, run_rows
 from ._report import IngestReport
 from ._rows import RunRow
 from ._url import MEMORY, StoreURL, parse_url
 
-__all__ = ["NotInStoreError", "Store", "open_store"]
+__all__ = ["NotInStoreError", "Store", "migrate_store", "open_store"]
+
+# Run names looked up at a time by Store.records (memory holds their texts).
+_CHUNK: Final = 500
 
 
 @attrs.frozen(kw_only=True, auto_exc=True)
@@ -76,11 +79,21 @@ class Store:
     """A records store (SQLite or PostgreSQL); see :func:`open_store`.
 
     Usable as a context manager, which closes it. Methods raise :class:`StoreError`
-    when the database fails.
+    when the database fails, and :class:`StoreDamagedError` when what they read breaks
+    the layout's contract (a store edited by hand).
     """
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
+
+    def _writer(self) -> Backend:
+        """The backend, opened for writing: a store opened for reading
+        (``create=False``) is opened again so, once, when it is first asked to write."""
+        if not self._backend.writable:
+            writer, _ = connect(self._backend.url, create=False, write=True)
+            self._backend.close()
+            self._backend = writer
+        return self._backend
 
     @property
     def url(self) -> StoreURL:
@@ -131,11 +144,15 @@ class Store:
         # The caller's mistake, not the records': a wrong type is refused here, not as
         # a problem of every record it would have been written into.
         for name, value in (("commit", commit), ("branch", branch), ("commit_time", commit_time)):
-            optional_text(value, name)
+            given_value = optional_text(value, name)
+            if given_value is not None and "\x00" in given_value:
+                raise ArgumentError(
+                    argument=name, reason="holds U+0000 (NUL), which no store can hold"
+                )
         instance(verify_digests, bool, "verify_digests")
         given = provenance.Provenance(commit=commit, branch=branch, commit_time=commit_time)
         return ingest_paths(
-            self._backend,
+            self._writer(),
             paths,
             given,
             verify_digests=verify_digests,
@@ -176,26 +193,23 @@ class Store:
         Returns:
             One :class:`RunRow` per run, ordered by :attr:`RunRow.order_key` then name.
         """
-        filters = {
-            "operation": operation,
-            "pass_": pass_,
-            "provider": provider,
-            "hardware": hardware,
-            "branch": branch,
-            "commit": commit,
-            "workload_digest": workload_digest,
-            "protocol_digest": protocol_digest,
-            "status": status,
-        }
+        chosen = check_filters(
+            {
+                "operation": operation,
+                "pass_": pass_,
+                "provider": provider,
+                "hardware": hardware,
+                "branch": branch,
+                "commit": commit,
+                "workload_digest": workload_digest,
+                "protocol_digest": protocol_digest,
+                "status": status,
+            }
+        )
         wanted = None if names is None else list(dict.fromkeys(texts(names, "names")))
-        found: list[RunRow] = []
-        columns = ", ".join(ROW_COLUMNS)
-        for chunk in chunks(wanted):
-            clause, params = where(filters, chunk)
-            # The clause holds placeholders only; its columns are constants.
-            sql = f"SELECT {columns} FROM runs r{clause}"  # noqa: S608
-            result = self._backend.execute(sql, params)
-            found.extend(run_rows(result, self._backend.fetch, self._backend.json_value))
+        backend = self._backend
+        with backend.reading():
+            found = run_rows(backend, backend.run_columns(chosen, wanted))
         # Sorted here (PostgreSQL's text order follows the locale; SQLite's sorter took
         # half as long again as this).
         _sort(found)
@@ -211,18 +225,12 @@ class Store:
         Raises:
             ArgumentError: for another kind.
         """
-        table = OBJECT_TABLES.get(kind)
-        if table is None:
+        if kind not in OBJECT_TABLES:
             raise ArgumentError(
                 argument="kind", reason=f"expected one of {', '.join(OBJECT_TABLES)}, got {kind!r}"
             )
-        found = self._backend.execute(
-            f"SELECT spec FROM {table} WHERE digest = ?",  # noqa: S608
-            (digest,),
-        )
-        if not found:
-            return None
-        spec: Mapping[str, Any] = self._backend.json_value(found[0][0])
+        optional_text(digest, "digest")
+        spec: Mapping[str, Any] | None = self._backend.spec(kind, digest)
         return spec
 
     def record_text(self, name: str) -> str:
@@ -242,8 +250,8 @@ class Store:
             NotInStoreError: for the first name the store lacks.
         """
         wanted = texts(names, "names")
-        for start in range(0, len(wanted), CHUNK):
-            chunk = wanted[start : start + CHUNK]
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
             stored = self._backend.stored_runs(chunk)
             for name in chunk:
                 if name not in stored:
@@ -255,29 +263,19 @@ class Store:
 
         With no filter: first the protocol and environment documents that came on their
         own, then every run. With filters (those of :meth:`rows`): the runs that match.
+        The lines are read from the store as they are consumed: memory holds a few
+        hundred records whatever the store's size.
+
+        Raises:
+            StoreDamagedError: for a run whose text the store lacks (never left out).
         """
         names = filters.pop("names", None)
-        if names is not None:
-            names = texts(names, "names")
-        if not filters and names is None:
-            for text, form in self._backend.execute(
-                "SELECT record_text, record_form FROM documents ORDER BY seq"
-            ):
-                yield export_line(text, form)
-        wanted = None if names is None else list(dict.fromkeys(names))
-        found: list[tuple[int, str, str]] = []
-        for chunk in chunks(wanted):
-            clause, params = where(filters, chunk)
-            found.extend(
-                self._backend.execute(
-                    "SELECT r.seq, t.record_text, t.record_form FROM runs r"  # noqa: S608
-                    f" JOIN run_texts t ON t.seq = r.seq{clause}",
-                    params,
-                )
-            )
-        found.sort()
-        for _, text, form in found:
-            yield export_line(text, form)
+        wanted = None if names is None else list(dict.fromkeys(texts(names, "names")))
+        chosen = check_filters(filters)
+        backend = self._backend
+        everything = not chosen and wanted is None
+        documents = backend.document_texts() if everything else None
+        return export_lines(backend.url, documents, backend.run_texts(chosen, wanted))
 
     def export(self, out_path: str | Path, **filters: Any) -> int:
         """Write the stored records as JSON Lines to ``out_path`` (replaced atomically).
@@ -285,6 +283,8 @@ class Store:
         A record that arrived as a JSON Lines line comes back as that line, byte for
         byte; one that arrived as a ``.json`` document comes back as its compact published
         form (one line), while :meth:`record_text` gives its document text as it came.
+        The records stream from the store to the file: memory stays bounded whatever
+        the store's size.
 
         Args:
             out_path: The file to write; never the store's own file.
@@ -296,13 +296,25 @@ class Store:
         Raises:
             InputError: when ``out_path`` is the store's file, is not a ``.jsonl`` path
                 (a ``.json`` file holds one document), or cannot be written.
+            StoreDamagedError: for a run whose text the store lacks; the earlier file
+                at ``out_path`` is then left as it was.
         """
         refuse_store_file(path(out_path, "out_path"), self.url)
         # Lines in a .json file would not read back (validate: "extra data").
         check_json_lines_target(out_path)
-        lines = list(self.export_lines(**filters))
-        replace_file(out_path, lines)
-        return len(lines)
+        # The filters are checked here, before the file is touched; the lines are read
+        # as the file is written.
+        lines = self.export_lines(**filters)
+        written = 0
+
+        def counted() -> Iterator[str]:
+            nonlocal written
+            for line in lines:
+                written += 1
+                yield line
+
+        replace_file(out_path, counted())
+        return written
 
     def refuse_output(self, out: str | Path | int) -> None:
         """Refuse an output that would write over this store's own files.
@@ -341,22 +353,7 @@ def _is_regular_or_missing(path: str) -> bool:
         raise StoreError(source=path, reason=err.strerror or str(err)) from err
 
 
-def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
-    """Open a records store, creating its tables when it has none.
-
-    Args:
-        url: A SQLite path or ``sqlite:///PATH`` URL (``sqlite:///:memory:`` for one in
-            memory), or a ``postgresql://`` URL (needs the ``[postgres]`` extra). None
-            means ``$KERNELINDEX_DB``, else :data:`DEFAULT_DB` (``kernelindex.sqlite3`` in
-            the current directory).
-        create: Create the store when there is none; otherwise an absent store is an error.
-
-    Raises:
-        StoreError: when the store cannot be opened (not a database, no server).
-        StoreLayoutError: when its layout is newer than this package reads, or it is no
-            kernelindex store (or none exists and ``create`` is false).
-        MissingDependencyError: for PostgreSQL without psycopg.
-    """
+def _parsed(url: str | os.PathLike[str] | None) -> StoreURL:
     parsed = parse_url(url)
     if (
         parsed.dialect == "sqlite"
@@ -364,4 +361,55 @@ def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True
         and not _is_regular_or_missing(parsed.target)
     ):
         raise StoreError(source=parsed.shown, reason="is not a regular file")
-    return Store(connect(parsed, create=create))
+    return parsed
+
+
+def open_store(url: str | os.PathLike[str] | None = None, *, create: bool = True) -> Store:
+    """Open a records store: for writing, creating it when there is none, or for reading.
+
+    Opened for writing (``create=True``), an absent store is created and one of an
+    older layout is migrated (the write lock is taken only then). Opened for reading
+    (``create=False``), nothing is ever written: the connection is read-only, no write
+    lock is taken, and a store of an older layout is refused with a line saying how to
+    migrate it (:func:`migrate_store`, ``kernelindex migrate``); :meth:`Store.ingest`
+    on such a Store opens it again for writing.
+
+    Args:
+        url: A SQLite path or ``sqlite:///PATH`` URL (``sqlite:///:memory:`` for one in
+            memory), or a ``postgresql://`` URL (needs the ``[postgres]`` extra). None
+            means ``$KERNELINDEX_DB``, else :data:`DEFAULT_DB` (``kernelindex.sqlite3`` in
+            the current directory).
+        create: Open for writing and create the store when there is none; otherwise
+            open an existing store for reading.
+
+    Raises:
+        StoreError: when the store cannot be opened (not a database, no server).
+        StoreLayoutError: when its layout is newer than this package reads, it is no
+            kernelindex store (or none exists and ``create`` is false), or it needs a
+            migration and ``create`` is false.
+        StoreDamagedError: when its layout record or tables are damaged.
+        MissingDependencyError: for PostgreSQL without psycopg.
+    """
+    backend, _ = connect(_parsed(url), create=create, write=create)
+    return Store(backend)
+
+
+def migrate_store(url: str | os.PathLike[str] | None = None) -> int:
+    """Migrate an existing store to this version's layout (:data:`LAYOUT_VERSION`).
+
+    Every step in one transaction: the store is all of its old layout or all of the new.
+
+    Args:
+        url: As :func:`open_store` takes it.
+
+    Returns:
+        The layout version the store had (this version's: there was nothing to do).
+
+    Raises:
+        StoreLayoutError: for no store, a newer layout, or a migration that failed (the
+            store is then unchanged).
+        StoreError: when the store cannot be opened.
+    """
+    backend, found = connect(_parsed(url), create=False, write=True)
+    backend.close()
+    return found

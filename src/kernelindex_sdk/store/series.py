@@ -184,8 +184,7 @@ class Series:
 def row_degraded(row: RunRow) -> str | None:
     """Why ``row``'s timing is unfit to compare (``RunRow.degraded``, filled at ingest by
     :func:`kernelindex_sdk.conditions.degraded_reason`), or None."""
-    # RunRow.degraded arrives with store layout 4; a row read before it has none.
-    return getattr(row, "degraded", None)
+    return row.degraded
 
 
 def degraded_column(rows: Sequence[RunRow]) -> list[str | None]:

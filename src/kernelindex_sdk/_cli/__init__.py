@@ -55,6 +55,7 @@ _OWNERS: Final[dict[str, ModuleType]] = {
     "report": analysis,
     "ingest": store,
     "export": store,
+    "migrate": store,
     "history": history,
     "site": site,
 }

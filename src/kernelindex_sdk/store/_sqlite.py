@@ -127,6 +127,15 @@ def _where(filters: Mapping[str, str], extra: str = "") -> tuple[str, list[Any]]
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), list(filters.values())
 
 
+def _file_uri(path: str, mode: str) -> str:
+    """A ``file:`` URI for ``path`` opened in ``mode``.
+
+    The path's own bytes are quoted, so a name that is not UTF-8 (held as surrogate
+    escapes) still names its file (tests/test_cli_arguments.py pins it).
+    """
+    return "file:" + urllib.parse.quote(os.fsencode(path)) + "?mode=" + mode
+
+
 class SQLiteBackend:
     """A SQLite file (or ``:memory:``), opened for reading or for writing.
 
@@ -153,7 +162,7 @@ class SQLiteBackend:
                 )
             else:
                 # Read-only: the file is opened so, and nothing can write it.
-                target = "file:" + urllib.parse.quote(path) + "?mode=ro"
+                target = _file_uri(path, "ro")
                 self._db = sqlite3.connect(
                     target,
                     uri=True,
@@ -478,7 +487,7 @@ class SQLiteBackend:
         written; one that a writer left holding commits, it checkpoints as any last
         connection does, which moves the writer's commits, not the reader's.
         """
-        target = "file:" + urllib.parse.quote(path) + "?mode=rw"
+        target = _file_uri(path, "rw")
         with contextlib.suppress(sqlite3.Error):
             tidy = sqlite3.connect(target, uri=True, timeout=0)
             try:

@@ -5,7 +5,7 @@ once, beside the same with the last ``--held`` values kept, as ingest's batches 
         [--out benchmarks/results/validation_held.json]
 
 The same file of 20,000 records per kind (store_ingest.py's) is read and validated as
-ingest reads it (``check_documents(quick=True)``), the collector off; the results are
+ingest reads it (``check_documents``), the collector off; the results are
 either dropped one by one or kept in a list of ``--held`` that is emptied when full. The
 instructions are the same; the difference is the memory the held values take (a harness
 bundle's value is about 11 KB, by tracemalloc below), written, and later freed, beyond
@@ -37,7 +37,7 @@ def _read(path: Path, held: int) -> float:
     """CPU seconds to read and validate ``path``, keeping the last ``held`` results."""
     batch: list[Any] = []
     start = time.process_time()
-    for result in check_documents([path], quick=True):
+    for result in check_documents([path]):
         batch.append(result)
         if len(batch) >= held:
             batch = []
@@ -47,7 +47,7 @@ def _read(path: Path, held: int) -> float:
 
 def _bytes_per_record(path: Path, count: int) -> int:
     """Memory one validated record holds (tracemalloc), the file's first one apart."""
-    results = check_documents([path], quick=True)
+    results = check_documents([path])
     next(results)
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]

@@ -376,8 +376,11 @@ def check_documents(
             source, shown = document.source, display_path(document.source)
         where = f"{shown}:{document.line}" if document.json_lines else shown
         reading = reader.read(document.text, where)
-        problems = tuple(FileProblem.in_document(document, p) for p in reading.problems)
-        yield DocumentResult(document, problems, reading.value, reading.repeat)
+        if reading.problems:
+            problems = tuple(FileProblem.in_document(document, p) for p in reading.problems)
+            yield DocumentResult(document, problems)
+        else:
+            yield DocumentResult(document, (), reading.value, reading.repeat)
 
 
 def validate_paths(

@@ -11,17 +11,18 @@ which names the problems. So each of its answers must be the plain path's. Why i
 1. **Text** (:func:`.text.quick_value`). orjson accepts only RFC 8259 text in UTF-8: no
    byte order mark, NaN, Infinity, control character in a string, invalid UTF-8, lone
    surrogate escape, or number beyond a double; ``json`` accepts every such text and
-   reads it to orjson's value, except that orjson reads an integer outside
-   [-2^63, 2^64) as a float. orjson writes every float of 1e16 or more (all integral)
-   with ``e+`` and every other integral float ending in ``.0``: a writing with either is
-   refused, so no integer became a float and ``json`` notes no integral float. An
-   integer orjson reads has at most 20 digits (none too long). Without ``\\u`` escapes a
-   text holds no lone surrogate. A text with at most ``MAX_DEPTH`` brackets nests no
-   deeper. Duplicate keys: without ``\\u`` escapes each colon of the text is the one
-   after a key or a colon of a string, written as itself, and so it is in orjson's
-   writing of the value; a repeated key leaves the value a key short (and its first
-   value's strings gone), so the writing has fewer colons. Equal counts (or equal
-   texts) leave no room for one.
+   reads it to orjson's value (both read a number to the nearest double), except that
+   orjson reads an integer outside [-2^63, 2^64) as a float. orjson writes every float
+   of 1e16 or more (all integral) with ``e+`` and every other integral float ending in
+   ``.0``: a writing with either is refused, so no integer became a float and ``json``
+   notes no integral float. An integer orjson reads has at most 20 digits (none too
+   long). Without ``\\u`` escapes a text holds no lone surrogate. A text with at most
+   ``MAX_DEPTH`` brackets nests no deeper (where a schema must then pass the value, the
+   schema's bound may stand for the count: see 4). Duplicate keys: without ``\\u``
+   escapes each colon of the text is the one after a key or a colon of a string,
+   written as itself, and so it is in orjson's writing of the value; a repeated key
+   leaves the value a key short (and its first value's strings gone), so the writing
+   has fewer colons. Equal counts (or equal texts) leave no room for one.
 2. **Patterns** (:func:`.patterns.end_only`). jsonschema-rs's ``$`` matches only at the
    end of the string, so ``$(?!\\n)`` and ``$`` match the same strings there; the
    rewrite touches no pattern with another group construct or an escaped ``$``.
@@ -34,11 +35,14 @@ which names the problems. So each of its answers must be the plain path's. Why i
    starting ``,"protocol":``. JSON's grammar reads one value after ``"run":``, so T is
    the rest of L's members and the closing brace, and L's value less ``run`` is T's
    members. A later line ``L' = {"run":`` X' T, with X' vouched for by ``quick_value``
-   (at most ``MAX_DEPTH - 1`` brackets: it sits one level inside the bundle):
+   and valid against the run's schema:
    - parses strictly to ``{"run": X', **members(T)}`` with no problem: X' has none (1),
      and T none, for T had none in L (a duplicate key, a ``run`` key, a bad number or
      nesting too deep in T was L's problem too); integral floats in T did not make L
-     invalid, so they make no member invalid (each is checked strictly in L);
+     invalid, so they make no member invalid (each is checked strictly in L); X' sits
+     one level inside the bundle, and nests no deeper than ``MAX_DEPTH - 1``: the run's
+     schema admits no deeper value (:func:`.nesting.nesting_bound`, read from the
+     schema's own words), else its brackets are counted;
    - is schema-valid: the shipped bundle schema (its form checked by
      ``bundles._members_judged_alone``, else the reader is off) holds exactly when each
      member holds against its own schema and the keys and other members hold against

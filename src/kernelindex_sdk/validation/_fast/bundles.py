@@ -21,6 +21,7 @@ from ..._base.schemas import BUNDLE, SCHEMA_FILES, load_schemas
 from ..._json.text import MAX_DEPTH
 from .. import _registry
 from .checks import passes
+from .nesting import nesting_bound
 from .text import UNPROVEN, quick_value
 
 __all__ = ["BundleReader"]
@@ -80,6 +81,11 @@ class BundleReader:
         self._tails: dict[bytes, _Tail] = {}
         self._last: _Tail | None = None
         self._run_schema = _registry.fast_validator("BenchmarkRun")
+        # The run sits one level inside the bundle's braces. Where the schema bounds how
+        # deep a valid run nests so that the bundle stays within MAX_DEPTH, its brackets
+        # need no count: the run is kept only when the schema passes it.
+        bound = nesting_bound("BenchmarkRun")
+        self._run_brackets = None if bound is not None and 1 + bound <= MAX_DEPTH else MAX_DEPTH - 1
 
     def read(self, data: bytes) -> dict[str, Any] | None:
         """The record's value when it is a valid bundle with a kept tail; None to check it
@@ -94,8 +100,7 @@ class BundleReader:
             if tail is None:
                 return None
             self._last = tail
-        # The run is nested in the bundle's braces: one level fewer is left to it.
-        run = quick_value(data[len(_RUN_HEAD) : len(data) - len(tail.text)], MAX_DEPTH - 1)
+        run = quick_value(data[len(_RUN_HEAD) : len(data) - len(tail.text)], self._run_brackets)
         if run is UNPROVEN or not _registry.is_valid(self._run_schema, run):
             return None
         if not passes(run, tail.protocol):

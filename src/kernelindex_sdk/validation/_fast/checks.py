@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import defaultdict
 from typing import Any, Final
 
 from ..._base.units import UNITS
@@ -110,31 +111,38 @@ def _values_pass(spec: dict[str, Any], untimed: bool) -> bool:
     dimension its metric takes and a finite value in the base unit; and where nothing
     was timed (``untimed``), for no duration.
     """
-    latency = spec.get("timing", {}).get("latencyNs", {})
-    by_metric: dict[str, list[tuple[int, Any]]] = {"latency": []}
-    forms: dict[str, tuple[str, type]] = {}
-    for statistic, value in latency.items():
+    ranked = _ranked_values(spec, untimed)
+    return ranked is not None and all(
+        len(values) < 2 or _rising(values) for values in ranked.values()
+    )
+
+
+def _ranked_values(spec: dict[str, Any], untimed: bool) -> dict[str, list[tuple[int, Any]]] | None:
+    """Each metric's values with their ranks, where every value is plain (see
+    :func:`_values_pass`) and passes check_units and check_protocol_timer; else None."""
+    ranked: defaultdict[str, list[tuple[int, Any]]] = defaultdict(list)
+    for statistic, value in spec.get("timing", {}).get("latencyNs", {}).items():
         if statistic not in _ORDER or not _whole_ns(value):
-            return False
-        by_metric["latency"].append((_ORDER[statistic], value))
+            return None
+        ranked["latency"].append((_ORDER[statistic], value))
+    # Each metric's unit and number type, other than latency's.
+    forms: dict[str, tuple[str, type]] = {}
     for m in spec.get("measurements", ()):
         metric, statistic, unit, value = m["metric"], m["statistic"], m["unit"], m["value"]
-        if statistic not in _ORDER:
-            return False
         dimension, factor = UNITS[unit]
         if metric == "latency":
-            if unit != "ns" or not _whole_ns(value):
-                return False
-        elif (
-            dimension != _METRIC_DIMENSION.get(metric, dimension)
-            or forms.setdefault(metric, (unit, type(value))) != (unit, type(value))
-            or not math.isfinite(_scaled(value, factor))
-        ):
-            return False
-        if untimed and dimension == "time":
-            return False
-        by_metric.setdefault(metric, []).append((_ORDER[statistic], value))
-    return all(_rising(values) for values in by_metric.values())
+            plain = unit == "ns" and _whole_ns(value)
+        else:
+            form = (unit, type(value))
+            plain = (
+                dimension == _METRIC_DIMENSION.get(metric, dimension)
+                and forms.setdefault(metric, form) == form
+                and math.isfinite(_scaled(value, factor))
+            )
+        if not plain or statistic not in _ORDER or (untimed and dimension == "time"):
+            return None
+        ranked[metric].append((_ORDER[statistic], value))
+    return ranked
 
 
 def _whole_ns(value: Any) -> bool:
@@ -143,17 +151,17 @@ def _whole_ns(value: Any) -> bool:
 
 def _rising(values: list[tuple[int, Any]]) -> bool:
     """Whether the values, in the order of their ranks (each rank once), never fall."""
-    values.sort(key=lambda ranked: ranked[0])
-    return all(
-        low[0] < high[0] and not low[1] > high[1] for low, high in itertools.pairwise(values)
-    )
+    # (rank, value) pairs sort by rank first: a rank given twice fails either way.
+    values.sort()
+    for (low_rank, low), (high_rank, high) in itertools.pairwise(values):
+        if low_rank == high_rank or low > high:
+            return False
+    return True
 
 
 def _sampled_ranges_pass(spec: dict[str, Any]) -> bool:
     """check_sampled_ranges: each sampled range of the conditions is ordered."""
-    gpu = spec.get("conditions", {}).get("gpu", {})
-    return all(
-        value["min"] <= value["median"] <= value["max"]
-        for value in gpu.values()
-        if isinstance(value, dict)
-    )
+    for value in spec.get("conditions", {}).get("gpu", {}).values():
+        if isinstance(value, dict) and not value["min"] <= value["median"] <= value["max"]:
+            return False
+    return True

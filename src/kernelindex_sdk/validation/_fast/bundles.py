@@ -79,7 +79,6 @@ class BundleReader:
     def __init__(self) -> None:
         self._enabled = _members_judged_alone()
         self._tails: dict[bytes, _Tail] = {}
-        self._last: _Tail | None = None
         self._run_schema = _registry.fast_validator("BenchmarkRun")
         # The run sits one level inside the bundle's braces. Where the schema bounds how
         # deep a valid run nests so that the bundle stays within MAX_DEPTH, its brackets
@@ -92,14 +91,10 @@ class BundleReader:
         in full."""
         if not self._enabled or data[: len(_RUN_HEAD)] != _RUN_HEAD:
             return None
-        tail = self._last
-        # Most lines end as the line before did: compared in place, with no copy to hash.
-        if tail is None or not data.endswith(tail.text):
-            at = data.rfind(_TAIL_HEAD)
-            tail = self._tails.get(data[at:]) if at > 0 else None
-            if tail is None:
-                return None
-            self._last = tail
+        at = data.rfind(_TAIL_HEAD)
+        tail = self._tails.get(data[at:]) if at > 0 else None
+        if tail is None:
+            return None
         run = quick_value(data[len(_RUN_HEAD) : len(data) - len(tail.text)], self._run_brackets)
         if run is UNPROVEN or not _registry.is_valid(self._run_schema, run):
             return None
@@ -126,4 +121,3 @@ class BundleReader:
         if len(self._tails) >= MAX_TAILS:
             self._tails.clear()
         self._tails[tail.text] = tail
-        self._last = tail

@@ -13,12 +13,14 @@ import json
 import marshal
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernelindex_sdk import validation
 from kernelindex_sdk._json import text as _jsontext
+from kernelindex_sdk._json.published import published_text
 from kernelindex_sdk._json.walk import MAX_DEPTH
 from kernelindex_sdk.validation import _fast
 
@@ -302,3 +304,60 @@ def test_generated_text_gets_the_strict_answer(
     text = _write(tree, style, sep, ascii_only)
     same_parse(text)
     same_parse(text.encode("utf-8", "surrogatepass"))
+
+
+# Numbers orjson writes with the exponent -6, and strings that look like them.
+_SIXES = st.sampled_from([1e-6, 2.5e-6, -9.999999999999999e-6, 3e-6, 1.5e-5, 0.5, 7, -2])
+_TRICKY = st.sampled_from(
+    ["e-6", "1e-6", "x:1e-6,", "0.000001", "[2e-6]", "a,3e-6}", ":", "-e-6]", "1.2.3e-6,"]
+)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tree=st.recursive(
+        _SIXES | _TRICKY,
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.lists(st.tuples(st.one_of(_KEYS, _TRICKY), children), max_size=4).map(_Pairs)
+        ),
+        max_leaves=10,
+    )
+)
+def test_numbers_of_exponent_minus_six_in_the_published_form_get_the_strict_answer(
+    tree: Any,
+) -> None:
+    """The published form spells them ``0.000001`` where orjson writes ``1e-6``: the text
+    is vouched for by orjson's writing so respelled, never where a key repeats or where
+    an ``e-6`` sits in a string."""
+    text = published_text(_plain(tree), indent=None) if not _repeats(tree) else None
+    for data in filter(None, [text, _write(tree, 0, (",", ":"), False)]):
+        same_parse(data)
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, _Pairs):
+        return {k: _plain(v) for k, v in node}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def _repeats(node: Any) -> bool:
+    if isinstance(node, _Pairs):
+        keys = [k for k, _ in node]
+        return len(set(keys)) < len(keys) or any(_repeats(v) for _, v in node)
+    return isinstance(node, list) and any(_repeats(v) for v in node)
+
+
+def test_a_harness_run_is_vouched_for_by_its_published_spelling() -> None:
+    """The harness's atol (1e-6, published 0.000001): orjson's writing respelled is the
+    text itself; with an ``e-6`` in a string the colons are counted instead."""
+    run = b'{"atol":0.000001,"rtol":0.0001,"e":[-0.0000093]}'
+    written = orjson.dumps(orjson.loads(run))
+    assert written != run
+    assert _fast.text._published_sixes(written) == run
+    assert _fast.quick_value(run) == {"atol": 1e-6, "rtol": 1e-4, "e": [-9.3e-6]}
+    in_a_string = run[:-1] + b',"k":"1e-6"}'
+    assert _fast.text._published_sixes(orjson.dumps(orjson.loads(in_a_string))) is None
+    assert _fast.quick_value(in_a_string) == {**orjson.loads(run), "k": "1e-6"}

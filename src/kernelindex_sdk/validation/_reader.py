@@ -16,9 +16,7 @@ fast path recomputes no digest).
 
 from __future__ import annotations
 
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from .._json import text as _jsontext
 from ..errors import Problem
@@ -28,9 +26,8 @@ from ._input_rules import InputRules
 __all__ = ["Reading", "RecordReader"]
 
 
-@attrs.frozen
-class Reading:
-    """What :meth:`RecordReader.read` found of one text.
+class Reading(NamedTuple):
+    """What :meth:`RecordReader.read` found of one text (a tuple: one is made a record).
 
     Attributes:
         value: The record's JSON value when it has no problem (else None). Records read

@@ -29,6 +29,11 @@ UNPROVEN: Final = object()
 # How orjson ends an integral float below 1e16 (2.0 -> "2.0"), before what may follow a
 # number in its compact text; larger floats it writes with "e+".
 _INTEGRAL: Final = re.compile(rb"\.0(?:[,\]}]|\Z)")
+# A byte sought by its number is found by memchr (vectorized); two bytes are sought a
+# byte at a time, several times slower: each rare pair is sought only after its rarer
+# byte is found (benchmarks/results/reader_fast_parts.json).
+_BACKSLASH: Final = ord("\\")
+_PLUS: Final = ord("+")
 # The bytes of a number as orjson writes one, and those that may come just before one.
 _NUMBER_BYTES: Final = b"-.0123456789"
 _BEFORE_NUMBER: Final = (b":", b",", b"[")
@@ -51,7 +56,7 @@ def quick_value(data: bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
         at most ``max_brackets`` brackets; :data:`UNPROVEN` for any other text (which
         may still be valid: the strict parser says).
     """
-    if b"\\u" in data:
+    if _BACKSLASH in data and b"\\u" in data:
         return UNPROVEN
     if max_brackets is not None and data.count(b"[") + data.count(b"{") > max_brackets:
         return UNPROVEN
@@ -60,7 +65,7 @@ def quick_value(data: bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
         written = orjson.dumps(value)
     except (orjson.JSONDecodeError, orjson.JSONEncodeError):
         return UNPROVEN
-    if b"e+" in written or _INTEGRAL.search(written) is not None:
+    if (_PLUS in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
         return UNPROVEN
     if written == data or (b"e-6" in written and _published_sixes(written) == data):
         return value

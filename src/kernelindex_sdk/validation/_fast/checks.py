@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import defaultdict
 from typing import Any, Final
 
 from ..._base.units import UNITS
 from .. import _semantic
-from .._semantic import _METRIC_DIMENSION, _ORDER, _is_instant, _scaled
+from .._semantic import _METRIC_DIMENSION, _ORDER, _is_instant
 
 __all__ = ["passes"]
 
@@ -111,24 +110,18 @@ def _values_pass(spec: dict[str, Any], untimed: bool) -> bool:
     dimension its metric takes and a finite value in the base unit; and where nothing
     was timed (``untimed``), for no duration.
     """
-    ranked = _ranked_values(spec, untimed)
-    return ranked is not None and all(
-        len(values) < 2 or _rising(values) for values in ranked.values()
-    )
-
-
-def _ranked_values(spec: dict[str, Any], untimed: bool) -> dict[str, list[tuple[int, Any]]] | None:
-    """Each metric's values with their ranks, where every value is plain (see
-    :func:`_values_pass`) and passes check_units and check_protocol_timer; else None."""
-    ranked: defaultdict[str, list[tuple[int, Any]]] = defaultdict(list)
+    # (metric, rank, value) of every value: sorted, each metric's values by rank.
+    found: list[tuple[str, int, Any]] = []
     for statistic, value in spec.get("timing", {}).get("latencyNs", {}).items():
-        if statistic not in _ORDER or not _whole_ns(value):
-            return None
-        ranked["latency"].append((_ORDER[statistic], value))
+        rank = _ORDER.get(statistic)
+        if rank is None or not _whole_ns(value):
+            return False
+        found.append(("latency", rank, value))
     # Each metric's unit and number type, other than latency's.
     forms: dict[str, tuple[str, type]] = {}
     for m in spec.get("measurements", ()):
-        metric, statistic, unit, value = m["metric"], m["statistic"], m["unit"], m["value"]
+        metric, unit, value = m["metric"], m["unit"], m["value"]
+        rank = _ORDER.get(m["statistic"])
         dimension, factor = UNITS[unit]
         if metric == "latency":
             plain = unit == "ns" and _whole_ns(value)
@@ -137,26 +130,29 @@ def _ranked_values(spec: dict[str, Any], untimed: bool) -> dict[str, list[tuple[
             plain = (
                 dimension == _METRIC_DIMENSION.get(metric, dimension)
                 and forms.setdefault(metric, form) == form
-                and math.isfinite(_scaled(value, factor))
+                and _finite(value, factor)
             )
-        if not plain or statistic not in _ORDER or (untimed and dimension == "time"):
-            return None
-        ranked[metric].append((_ORDER[statistic], value))
-    return ranked
+        if rank is None or not plain or (untimed and dimension == "time"):
+            return False
+        found.append((metric, rank, value))
+    found.sort()
+    # Within a metric, each rank once and no value below the one of the rank before.
+    return all(
+        low[0] != high[0] or (low[1] < high[1] and not low[2] > high[2])
+        for low, high in itertools.pairwise(found)
+    )
 
 
 def _whole_ns(value: Any) -> bool:
     return type(value) is int and 0 <= value < _WHOLE_LIMIT
 
 
-def _rising(values: list[tuple[int, Any]]) -> bool:
-    """Whether the values, in the order of their ranks (each rank once), never fall."""
-    # (rank, value) pairs sort by rank first: a rank given twice fails either way.
-    values.sort()
-    for (low_rank, low), (high_rank, high) in itertools.pairwise(values):
-        if low_rank == high_rank or low > high:
-            return False
-    return True
+def _finite(value: Any, factor: int) -> bool:
+    """Whether ``value * factor`` is a finite double (an integer from 2^52 on: not known
+    here, left to the table)."""
+    if type(value) is float:
+        return math.isfinite(value * factor)
+    return bool(-_WHOLE_LIMIT < value < _WHOLE_LIMIT)
 
 
 def _sampled_ranges_pass(spec: dict[str, Any]) -> bool:

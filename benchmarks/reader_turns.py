@@ -10,10 +10,10 @@ the same harness bundles as the harness writes them now (the GPU's state in
 round every version reads the same file in a child process pinned to ``--cpu``:
 ``--before``'s ``src`` folder, this checkout's (``--after``), and this checkout's again
 with ``KERNELINDEX_STRICT_READ=1`` (the plain path alone: what the fast path is worth).
-Each figure is the CPU time (user and system) of the child's call per record: the best
-of the rounds (each round the best of two calls), and the median. On a shared machine
-one version's figure moves with the neighbours' load by more than a change is worth: the
-turns put every version under the same load.
+Each figure is the CPU time (user and system, ``time.process_time``) of the child's call
+per record: the best of the rounds (each round the best of two calls), and the median.
+On a shared machine one version's figure moves with the neighbours' load by more than a
+change is worth: the turns put every version under the same load.
 
 ``--memory`` also measures the peak memory (``ru_maxrss``) of validating one line of
 ``--problems`` latency measurements in a unit that is none (issue 37: 70,000 problems
@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 
 _CHILD = """
-import os, sys, tempfile
+import os, sys, tempfile, time
 from pathlib import Path
 what, path, times = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
@@ -63,8 +63,8 @@ def once():
 once()  # imports, compiled schemas: not timed
 found = []
 for _ in range(times):
-    a = os.times(); count = once(); b = os.times()
-    found.append((b.user - a.user + b.system - a.system, count))
+    a = time.process_time(); count = once(); b = time.process_time()
+    found.append((b - a, count))
 print(repr(found))
 """
 

@@ -2,9 +2,11 @@
 (:data:`~kernelindex_sdk.validation._semantic.CHECKS`) reports nothing.
 
 The table runs a dozen small functions, each walking the run's measurements and making
-pointers as it goes: for a valid run nothing is reported, and that work is lost (17 us
-of a harness record's 25, benchmarks/results/reader_turns.json). :func:`passes` answers
-the same question for the common run in one walk, and says False for anything else (a
+pointers as it goes: for a valid run nothing is reported, and that work is lost (with
+the table, a record's reading takes twice the instructions for a Liger bundle and 1.4
+times for a harness bundle; benchmarks/results/reader_fast_parts.json). :func:`passes`
+answers the same question for the common run in one walk, and says False for anything
+else (a
 failed run, a protocol that timed nothing with a timing, a mean, two units for one
 metric, any value it would have to report): the caller then runs the table, which says
 what is wrong.

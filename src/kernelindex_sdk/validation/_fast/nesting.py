@@ -4,8 +4,8 @@ inside another.
 A reader that accepts a value only when the schema passes it need not count the
 brackets of its text to bound its depth (:func:`.text.quick_value` with
 ``max_brackets=None``): no valid value nests deeper than the bound found here. A count
-of a harness run's brackets cost a tenth of its reading (two passes over its text in C,
-32,000 instructions of about 300,000; benchmarks/results/reader_turns.json). The
+of a run's brackets (two passes over its text) cost 12% of a record's reading, in
+instructions (benchmarks/results/reader_fast_parts.json). The
 bound is found from the schema's own words, conservatively: a part of the schema that
 leaves a container's members unconstrained (no ``additionalProperties``, no
 ``items``), ``true`` or ``{}``, a cycle of ``$ref``, a resource embedded with its own

@@ -79,7 +79,8 @@ def _published_sixes(written: bytes) -> bytes | None:
     orjson's writing alone (text in a string, say). A writing without one is itself.
 
     Equal to the text, it proves what the count of colons proves, without two passes
-    over the text (a tenth of a harness run's reading, whose ``atol`` is 1e-6).
+    over the text (6% of a harness record's reading, whose ``atol`` is 1e-6, in
+    instructions: benchmarks/results/reader_fast_parts.json).
     """
     pieces = written.split(b"e-6")
     spelled = []

@@ -6,10 +6,9 @@ pointers as it goes: for a valid run nothing is reported, and that work is lost 
 the table, a record's reading takes twice the instructions for a Liger bundle and 1.4
 times for a harness bundle; benchmarks/results/reader_fast_parts.json). :func:`passes`
 answers the same question for the common run in one walk, and says False for anything
-else (a
-failed run, a protocol that timed nothing with a timing, a mean, two units for one
-metric, any value it would have to report): the caller then runs the table, which says
-what is wrong.
+else (a failed run, a protocol that timed nothing with a timing, a mean, two units for
+one metric, any value it would have to report): the caller then runs the table, which
+says what is wrong.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ For each kind of record (as benchmarks/store_ingest.py and benchmarks/compare_th
 make them), the difference between a run over 1,500 and one over 500 records, divided by
 1,000, of:
 
-- ``check_documents(quick=True)``: what ``kernelindex ingest`` validates with;
-- ``check_documents()``: what ``kernelindex validate`` does;
+- ``check_documents()``: what ``kernelindex ingest`` and ``validate`` read with;
+- the same with ``KERNELINDEX_STRICT_READ=1``: its plain path alone (before issue 35,
+  ``check_documents(quick=True)`` and ``check_documents()``);
 - ``kernelindex compare BASE NEW`` (per record of both files).
 
 Start-up and one-time costs cancel out in the difference. ``--src`` points at another
@@ -43,7 +44,7 @@ _REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 _CHECK = """
 import sys
 from kernelindex_sdk.documents import check_documents
-results = list(check_documents([sys.argv[1]], quick=sys.argv[2] == "quick"))
+results = list(check_documents([sys.argv[1]]))
 assert all(r.valid for r in results), "every record is valid"
 """
 _COMPARE = """
@@ -56,6 +57,9 @@ main(["compare", sys.argv[1], sys.argv[2]], stdout=io.StringIO())
 def instructions(src: Path, code: str, *args: str) -> int:
     """Instructions (valgrind's I refs) of one Python process running ``code``."""
     env = dict(os.environ, PYTHONPATH=str(src))
+    env.pop("KERNELINDEX_STRICT_READ", None)
+    if args[-1:] == ("full",):
+        env["KERNELINDEX_STRICT_READ"] = "1"
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -109,7 +113,10 @@ def main() -> None:
         for kind in ("liger", "harness", "example"):
             whole = store_ingest.make_file(kind, LARGE, work)
             files = {n: (head(whole, n, work / f"{kind}-{n}.jsonl"),) for n in (SMALL, LARGE)}
-            for mode, what in (("quick", "check_documents(quick=True)"), ("full", "validate")):
+            for mode, what in (
+                ("quick", "check_documents()"),
+                ("full", "check_documents(), KERNELINDEX_STRICT_READ=1"),
+            ):
                 for src in sources:
                     rows.append(
                         {

@@ -8,8 +8,8 @@ renamed so that every run is new):
 - the published example bundle (a run carrying only the digests of its workload and
   implementation).
 
-For each: validation alone (`documents.check_documents`, as `kernelindex validate` does
-it, and with ``quick=True``, the quick reader ingest validates with: the same verdicts),
+For each: validation alone (`documents.check_documents`, the one reader, as `kernelindex
+validate` and ingest read; and with ``KERNELINDEX_STRICT_READ=1``, its plain path alone),
 then a fresh SQLite file, then a fresh PostgreSQL schema (a server this script starts, as
 the tests do), each ingested once with every record new and once more with every record
 already stored. Then the store's own share, apart from reading and validating: the same
@@ -169,8 +169,12 @@ def measure(
     def validate() -> int:
         return sum(1 for result in check_documents([path]) if result.valid)
 
-    def validate_quick() -> int:
-        return sum(1 for result in check_documents([path], quick=True) if result.valid)
+    def validate_plain() -> int:
+        os.environ["KERNELINDEX_STRICT_READ"] = "1"
+        try:
+            return validate()
+        finally:
+            del os.environ["KERNELINDEX_STRICT_READ"]
 
     rows.append(
         {"kind": kind, "what": "validation only", **best([timed(validate) for _ in range(repeat)])}
@@ -178,8 +182,8 @@ def measure(
     rows.append(
         {
             "kind": kind,
-            "what": "validation only, quick reader (as ingest validates)",
-            **best([timed(validate_quick) for _ in range(repeat)]),
+            "what": "validation only, KERNELINDEX_STRICT_READ=1 (the plain path)",
+            **best([timed(validate_plain) for _ in range(repeat)]),
         }
     )
     targets: list[tuple[str, Callable[[int], str]]] = [
@@ -203,7 +207,7 @@ def measure(
         summary = best_pg if dialect == "postgresql" else best
         rows.append({"kind": kind, "what": f"ingest into {dialect}, all new", **summary(fresh)})
         rows.append({"kind": kind, "what": f"ingest into {dialect}, all stored", **summary(again)})
-    validated = list(check_documents([path], quick=True))
+    validated = list(check_documents([path]))
     for dialect, url_of in targets:
         share = []
         for n in range(repeat):

@@ -48,7 +48,7 @@ from kernelindex_sdk.provenance import Provenance
 from kernelindex_sdk.store import open_store
 from kernelindex_sdk.store._ingest import _FileIngest
 path, k, folder = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-validated = list(check_documents([path], quick=True))
+validated = list(check_documents([path]))
 # No collection anywhere after the reading (ingest runs without one): a collection that
 # fell in one of the two runs and not the other would count its walk of every record.
 gc.collect()

@@ -339,7 +339,9 @@ def test_text_output_escapes_file_names_and_keys(tmp_path: Path) -> None:
     status, out, _ = run("validate", str(path))
     assert status == 1
     [line] = out.splitlines()
-    assert line.startswith(f"{tmp_path}/a\\rb\\nc.json: /run/metadata/labels/x\\nforged.json")
+    # The key is placed in the file (line 1), its control characters escaped.
+    assert line.startswith(f"{tmp_path}/a\\rb\\nc.json:1:")
+    assert ": /run/metadata/labels/x\\nforged.json" in line
 
 
 def test_github_output_escapes_properties_and_message(tmp_path: Path) -> None:

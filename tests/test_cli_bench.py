@@ -102,11 +102,11 @@ def test_input_grad_on_records_a_training_step_under_its_own_workload(tmp_path: 
 
 def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each validation of a record from now on: the full path, or the quick reader's yes."""
-    from kernelindex_sdk import validation
+    from kernelindex_sdk.validation import _document, _fast
 
     seen: list[str] = []
-    full = validation._document_problems
-    quick = validation.BundleReader.read
+    full = _document.document_problems
+    quick = _fast.BundleReader.read
 
     def counted_full(*args: Any, **kwargs: Any) -> Any:
         seen.append("full")
@@ -118,8 +118,8 @@ def _count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             seen.append("quick")
         return value
 
-    monkeypatch.setattr(validation, "_document_problems", counted_full)
-    monkeypatch.setattr(validation.BundleReader, "read", counted_quick)
+    monkeypatch.setattr(_document, "document_problems", counted_full)
+    monkeypatch.setattr(_fast.BundleReader, "read", counted_quick)
     return seen
 
 

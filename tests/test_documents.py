@@ -247,13 +247,37 @@ def test_writers_refuse_what_is_not_json(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_writer_to_a_device_does_not_fsync(example: dict[str, Any]) -> None:
-    # (/dev/stdout is a device only when standard output is not redirected to a file.)
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file descriptors documents syncs from now on (each sync still made)."""
+    synced: list[int] = []
+    fsync = os.fsync
+
+    def counted(fd: int) -> None:
+        synced.append(fd)
+        fsync(fd)
+
+    monkeypatch.setattr(documents.os, "fsync", counted)
+    return synced
+
+
+def test_writer_to_a_device_does_not_fsync(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """/dev/null refuses fsync and has nothing to keep: it is not synced, as a regular
+    file is."""
+    synced = _fsyncs(monkeypatch)
     with JSONLinesWriter("/dev/null") as writer:
         writer.write(example)
+    assert synced == []
+    with JSONLinesWriter(tmp_path / "runs.jsonl") as writer:
+        writer.write(example)
+    assert len(synced) == 1
 
 
-def test_writer_to_a_pipe_does_not_fsync(example: dict[str, Any]) -> None:
+def test_writer_to_a_pipe_does_not_fsync(
+    example: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = _fsyncs(monkeypatch)
     read, write = os.pipe()
     try:
         with JSONLinesWriter(f"/dev/fd/{write}") as writer:
@@ -262,6 +286,7 @@ def test_writer_to_a_pipe_does_not_fsync(example: dict[str, Any]) -> None:
     finally:
         os.close(read)
         os.close(write)
+    assert synced == []
 
 
 def test_writer_to_a_full_disk_is_an_input_error(example: dict[str, Any]) -> None:
@@ -293,10 +318,10 @@ def test_write_json_removes_its_temporary_file_when_the_write_fails(
     "name", ["runs.jsonl", "r\u00e9sum\u00e9.jsonl", os.fsdecode(b"bad\xff.jsonl")]
 )
 def test_a_repeated_run_names_the_first_place_as_the_full_check_does(
-    tmp_path: Path, name: str
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The quick reader's place for a line (the file's shown name, made once, and the
-    line) is the one the full check gives."""
+    """The place the reader gives a line (the file's shown name, made once, and the
+    line) is the one the plain path gives (``KERNELINDEX_STRICT_READ=1``)."""
     line = (
         (Path(__file__).parent / "fixtures" / "h200-jsd-sweep.jsonl")
         .read_text(encoding="utf-8")
@@ -304,8 +329,10 @@ def test_a_repeated_run_names_the_first_place_as_the_full_check_does(
     )
     path = tmp_path / name
     path.write_text(f"{line}\n{line}\n", encoding="utf-8")
-    quick = [p.problem.message for r in check_documents([path], quick=True) for p in r.problems]
+    monkeypatch.delenv("KERNELINDEX_STRICT_READ", raising=False)
+    fast = [p.problem.message for r in check_documents([path]) for p in r.problems]
+    monkeypatch.setenv("KERNELINDEX_STRICT_READ", "1")
     full = [p.problem.message for r in check_documents([path]) for p in r.problems]
-    assert quick == full
-    assert len(quick) == 1
-    assert quick[0].endswith(f"already names a run at {display_path(f'{path}:1')}")
+    assert fast == full
+    assert len(fast) == 1
+    assert fast[0].endswith(f"already names a run at {display_path(f'{path}:1')}")

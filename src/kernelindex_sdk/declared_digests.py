@@ -1,9 +1,10 @@
 """The digests records in files declare, beside those computed from their content.
 
 What ``kernelindex digest`` shows: for each document of the given files and folders
-(read as ``kernelindex validate`` reads them), the comparisons of
-:func:`kernelindex_sdk.validation.compare_digests`, or the problems that keep an invalid
-document from having any, placed in the file as validate places them.
+(read by :func:`kernelindex_sdk.documents.check_documents`, as ``kernelindex validate``
+reads them, each document on its own), the comparisons of
+:func:`kernelindex_sdk.validation.compare_digests`, or the problems validate finds, which
+keep a document from having any.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import IO
 import attrs
 
 from . import validation
-from .documents import Document, OnError, OnNotice, iter_documents
-from .errors import FileProblem, SchemaValidationError
+from .documents import Document, OnError, OnNotice, check_documents
+from .errors import FileProblem
 
 __all__ = ["DocumentDigests", "digest_documents"]
 
@@ -49,6 +50,8 @@ def digest_documents(
     Every kind :func:`kernelindex_sdk.validate` accepts is taken: a run or a bundle
     gives the four digests it declares beside those computed from the objects it
     carries, a standalone protocol or environment its own digest (declared by nothing).
+    Each document is checked on its own: the same run in two files gives its digests
+    twice.
 
     Args:
         paths: Files, folders and ``-``, read as
@@ -61,11 +64,12 @@ def digest_documents(
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
-        try:
-            comparisons = validation.compare_digests(document.text)
-        except SchemaValidationError as err:
-            problems = tuple(FileProblem.in_document(document, p) for p in err.problems)
-            yield DocumentDigests(document=document, problems=problems)
+    results = check_documents(
+        paths, stdin=stdin, on_error=on_error, on_notice=on_notice, one_input=False
+    )
+    for checked in results:
+        if checked.problems:
+            yield DocumentDigests(document=checked.document, problems=checked.problems)
             continue
-        yield DocumentDigests(document=document, comparisons=tuple(comparisons))
+        comparisons = validation.compare_digests(checked.value)
+        yield DocumentDigests(document=checked.document, comparisons=tuple(comparisons))

@@ -17,6 +17,7 @@ import json
 import os
 import stat
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Final
@@ -36,7 +37,6 @@ from .errors import (
     SchemaValidationError,
     input_errors,
 )
-from .validation import InputRules
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -62,8 +62,6 @@ _READ_BUFFER: Final = 64 * 2**10
 #: File suffixes searched for in folders, compared case-insensitively.
 SUFFIXES: Final = (".json", ".jsonl")
 STDIN: Final = "-"
-# JSON's whitespace as bytes (a form feed is none), as _jsontext.is_blank strips it.
-_JSON_WHITESPACE: Final = b" \t\r\n"
 
 OnError = Callable[[InputError], None]
 #: Called with a notice: something worth saying that is not a problem (one line).
@@ -100,6 +98,8 @@ class DocumentResult:
     document: Document
     problems: tuple[FileProblem, ...]
     value: Any = attrs.field(default=None, eq=False, repr=False)
+    #: Read with ``repeats``: the record repeats one read before with the same content.
+    repeat: bool = False
 
     @property
     def valid(self) -> bool:
@@ -227,14 +227,9 @@ def _lines(
         if not _jsontext.is_blank(line):
             yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
         number += 1
-    # The loop of every line of a file: _read_line and is_blank written out. A line whose
-    # first byte is no whitespace is not blank, known without stripping (a copy of it).
-    readline = stream.readline
-    while line := readline(MAX_DOCUMENT_BYTES + 1):
-        if len(line) > MAX_DOCUMENT_BYTES:
-            raise _too_large(f"{source}:{number}")
-        if line[0] not in _JSON_WHITESPACE or line.strip(_JSON_WHITESPACE):
-            yield Document(source, number, line.rstrip(b"\n"), True)
+    while line := _read_line(stream, source, number):
+        if not _jsontext.is_blank(line):
+            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
         number += 1
 
 
@@ -335,53 +330,57 @@ def check_documents(
     stdin: IO[bytes] | None = None,
     on_error: OnError | None = None,
     on_notice: OnNotice | None = None,
-    quick: bool = False,
+    quick: bool | None = None,
+    one_input: bool = True,
+    repeats: bool = False,
+    for_store: bool = False,
 ) -> Iterator[DocumentResult]:
     """Validate every document of the given paths; yield each with its problems.
 
+    The one reader of records in files: validate, digest, compare, report, merge and
+    ingest all read through it (:class:`~kernelindex_sdk.validation.RecordReader`).
     See :func:`iter_documents` for the arguments and for how paths are read.
 
     Args:
-        quick: Read valid bundles through :class:`validation.BundleReader` (their protocol and
-            environment text read and validated once per input), the full check only
-            for what it cannot prove valid: the same verdicts and problems, but a
-            valid bundle's repeated members are then one shared value, which the
-            caller must not change. Without ``verify_digests`` only.
+        quick: Deprecated, and ignored: the reader chooses its fast path itself
+            (``KERNELINDEX_STRICT_READ=1`` turns it off). A valid record's protocol and
+            environment may be objects shared with other records of the input, which
+            the caller must not change.
+        one_input: The paths are one input: a run name may appear once, and a name or
+            a digest always stands for the same object. False checks each document on
+            its own (``kernelindex digest``).
+        repeats: A run repeated with the same content is a repeat
+            (:attr:`DocumentResult.repeat`), not a second run of one name (merge).
+        for_store: Also apply the store's rules (each latency the store keeps fits its
+            64-bit column).
 
     Raises:
         InputError: when a path cannot be read and ``on_error`` is not given.
     """
-    rules = InputRules()
-    reader = validation.BundleReader() if quick and not verify_digests else None
+    if quick is not None:
+        warnings.warn(
+            "check_documents(quick=...) is deprecated and ignored: the reader chooses its"
+            " fast path itself (KERNELINDEX_STRICT_READ=1 turns it off)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    reader = validation.RecordReader(
+        verify_digests=verify_digests, one_input=one_input, repeats=repeats, for_store=for_store
+    )
     # The file's name as shown, made once per file: a line's place is it and the line
     # (display_path leaves the ASCII ":line" as it is).
     source: str | None = None
     shown = ""
     for document in iter_documents(paths, stdin=stdin, on_error=on_error, on_notice=on_notice):
-        value = None if reader is None else reader.read(document.text)
-        if value is not None:
-            if document.source is not source:
-                source, shown = document.source, display_path(document.source)
-            where = f"{shown}:{document.line}" if document.json_lines else shown
-            admitted = rules.admit(value, where).problems
-            if not admitted:
-                # The common record: nothing more to place (arguments by position: the
-                # cheaper call).
-                yield DocumentResult(document, (), value)
-                continue
-            # Valid JSON text (the quick reader read it): the problems get their places.
-            located = _jsontext.located(admitted, document.text)
-            found = tuple(FileProblem.in_document(document, p) for p in located)
-            yield DocumentResult(document=document, problems=found)
-            continue
-        parsed = _jsontext.parse_document(document.text)
-        value, text = parsed.value, parsed.text
-        problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
-        if not problems:
-            admitted = rules.admit(value, display_path(document.label)).problems
-            problems = list(_jsontext.located(admitted, text))
-        found = tuple(FileProblem.in_document(document, p) for p in problems)
-        yield DocumentResult(document=document, problems=found, value=None if found else value)
+        if document.source is not source:
+            source, shown = document.source, display_path(document.source)
+        where = f"{shown}:{document.line}" if document.json_lines else shown
+        reading = reader.read(document.text, where)
+        if reading.problems:
+            problems = tuple(FileProblem.in_document(document, p) for p in reading.problems)
+            yield DocumentResult(document, problems)
+        else:
+            yield DocumentResult(document, (), reading.value, reading.repeat)
 
 
 def validate_paths(

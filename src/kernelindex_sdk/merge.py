@@ -19,12 +19,10 @@ import attrs
 
 from . import validation
 from ._base import arguments as _arguments
-from ._base.display import display_path
 from ._base.files import existing_kind, replace_file
-from ._json import text as _jsontext
 from ._json.converter import as_json
-from .documents import STDIN, JSONLinesWriter, check_json_lines_target, iter_documents, json_line
-from .errors import FileProblem, Problem, RecordSetError
+from .documents import STDIN, JSONLinesWriter, check_documents, check_json_lines_target, json_line
+from .errors import FileProblem, RecordSetError
 from .validation import InputRules
 
 __all__ = ["MergedRecords", "merge_paths", "merge_records", "write_records"]
@@ -49,60 +47,25 @@ class MergedRecords:
     duplicates: int
 
 
-@attrs.frozen
-class _Place:
-    """Where a document came from: its file, its first line there, and its text."""
-
-    source: str
-    line: int | None = None
-    text: str | None = None
-    json_lines: bool = False
-
-    def __str__(self) -> str:
-        # As validate names a place: file for a JSON document, file:line for a JSON Lines one.
-        source = display_path(self.source)
-        return f"{source}:{self.line}" if self.json_lines else source
-
-    def problem(self, pointer: str, message: str, code: str) -> FileProblem:
-        """A problem at ``pointer`` of this document, located in its file when possible."""
-        found = Problem(pointer=pointer, message=message, code=code)
-        if self.text is not None and self.line is not None:
-            where = _jsontext.SourceMap(self.text).locate(pointer)
-            if where is not None:
-                found = attrs.evolve(found, line=where[0] + self.line - 1, column=where[1])
-        return FileProblem(
-            source=self.source,
-            problem=found,
-            document_line=self.line if self.json_lines else None,
-        )
-
-
-def _record_key(doc: dict[str, Any]) -> tuple[str, str, str]:
-    """The group a record is named in, its name, and the pointer of that name."""
+def _record_key(doc: dict[str, Any]) -> tuple[str, str]:
+    """The group a record is named in, and its name."""
     if "kind" not in doc:
-        return "BenchmarkRun", doc["run"]["metadata"]["name"], "/run/metadata/name"
-    return doc["kind"], doc["metadata"]["name"], "/metadata/name"
+        return "BenchmarkRun", doc["run"]["metadata"]["name"]
+    return doc["kind"], doc["metadata"]["name"]
 
 
 @attrs.define
 class _Merger:
     records: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
-    # The rules validate keeps; a run repeated with the same content is dropped.
-    rules: InputRules = attrs.Factory(lambda: InputRules(repeats=True))
     problems: list[FileProblem] = attrs.Factory(list)
     read: int = 0
     duplicates: int = 0
 
-    def add(self, doc: dict[str, Any], place: _Place) -> None:
-        admission = self.rules.admit(doc, str(place))
-        if admission.problems:
-            self.problems.extend(
-                place.problem(p.pointer, p.message, p.code) for p in admission.problems
-            )
-            return
-        key = _record_key(doc)[:2]
-        if admission.repeat or key in self.records:
-            # The same run again, or a protocol or environment repeated with its spec.
+    def keep(self, doc: dict[str, Any], repeat: bool) -> None:
+        """Keep an admitted record, unless it repeats one kept (``repeat``: a run; or a
+        protocol or environment, which the input's rules let repeat only unchanged)."""
+        key = _record_key(doc)
+        if repeat or key in self.records:
             self.duplicates += 1
             return
         self.records[key] = doc
@@ -142,17 +105,15 @@ def merge_paths(
         InputError: when a path does not exist or cannot be read.
     """
     merger = _Merger()
-    for document in iter_documents(paths, stdin=stdin, on_notice=on_notice):
+    results = check_documents(
+        paths, verify_digests=verify_digests, stdin=stdin, on_notice=on_notice, repeats=True
+    )
+    for checked in results:
         merger.read += 1
-        value, text, problems = _jsontext.parse(document.text)
-        if not problems:
-            problems = list(
-                validation.iter_value_problems(value, text=text, verify_digests=verify_digests)
-            )
-        if problems:
-            merger.problems.extend(FileProblem.in_document(document, p) for p in problems)
-            continue
-        merger.add(value, _Place(document.source, document.line, text, document.json_lines))
+        if checked.problems:
+            merger.problems.extend(checked.problems)
+        else:
+            merger.keep(checked.value, checked.repeat)
     return merger.result()
 
 
@@ -165,15 +126,20 @@ def merge_records(records: Iterable[Any], *, verify_digests: bool = False) -> Me
         RecordSetError: listing every invalid record and every clash.
     """
     merger = _Merger()
+    # The rules validate keeps; a run repeated with the same content is dropped.
+    rules = InputRules(repeats=True)
     for i, record in enumerate(_arguments.records(records)):
         merger.read += 1
         value = as_json(record)
-        place = _Place(f"records[{i}]")
+        place = f"records[{i}]"
         problems = validation.validate(value, verify_digests=verify_digests)
+        admission = None if problems else rules.admit(value, place)
+        if admission is not None:
+            problems = list(admission.problems)
         if problems:
-            merger.problems.extend(FileProblem(source=place.source, problem=p) for p in problems)
-            continue
-        merger.add(value, place)
+            merger.problems.extend(FileProblem(source=place, problem=p) for p in problems)
+        elif admission is not None:
+            merger.keep(value, admission.repeat)
     return merger.result()
 
 

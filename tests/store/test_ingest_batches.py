@@ -111,13 +111,12 @@ def test_a_runs_stored_text_is_compared_with_its_text_read_again(
 
 
 @pytest.mark.usefixtures("small_batches")
-def test_a_batchs_invalid_record_hides_its_other_problems_not_a_later_batchs(
+def test_a_commit_time_out_of_form_is_refused_as_validation_refuses_it_in_any_batch(
     store: Store, tmp_path: Path
 ) -> None:
-    """A batch's problems are those of its validation, else those of its checks, whatever
-    the record: a commit time out of form beside an invalid record in its batch is not
-    reported; in the batch before, it is, and then nothing later is checked but the
-    validation of each record."""
+    """A commit time out of the published form is a problem of the record, found by the
+    reader as validate finds it: beside an invalid record in its batch or in the batch
+    before, each is reported, and nothing is stored."""
     late = with_commit(bundle(params={"tokens": 1, "dtype": "fp32"}), "abc")
     late["run"]["metadata"]["annotations"]["kernelindex.dev/commit-time"] = "yesterday"
     bad = bundle(params={"tokens": 2, "dtype": "fp32"})
@@ -125,7 +124,7 @@ def test_a_batchs_invalid_record_hides_its_other_problems_not_a_later_batchs(
     fresh = [bundle(params={"tokens": 10 + i, "dtype": "fp32"}) for i in range(4)]
     one_batch = lines(tmp_path / "one.jsonl", [late, bad, fresh[0]])
     report = store.ingest([one_batch])
-    assert [p.problem.code for p in report.problems] == ["minimum"]
+    assert [p.problem.code for p in report.problems] == ["commit-time", "minimum"]
     two_batches = lines(tmp_path / "two.jsonl", [*fresh[:2], late, bad, fresh[2], fresh[3]])
     report = store.ingest([two_batches])
     assert [p.problem.code for p in report.problems] == ["commit-time", "minimum"]

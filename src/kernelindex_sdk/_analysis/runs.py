@@ -15,13 +15,11 @@ import attrs
 
 from .. import documents, validation
 from .._base import arguments as _arguments
-from .._base.display import display_path
 from .._base.noise import is_noisy
 from .._base.units import NS_PER as _NS_PER
-from .._json import text as _jsontext
 from .._json.converter import as_json
 from ..conditions import degraded_reason
-from ..errors import FileProblem, Problem, SchemaValidationError
+from ..errors import FileProblem, SchemaValidationError
 from ..provenance import COMMIT
 from ..validation import InputRules
 from ..verdict import Point
@@ -367,33 +365,17 @@ def _load(
     on_notice: Callable[[str], None] | None = None,
 ) -> None:
     # JSON Lines files are streamed line by line: 50,000 records never sit in memory.
-    reader = validation.BundleReader()
-    # One input, one namespace: what validate refuses across records is refused here too.
-    rules = InputRules()
-    for document in documents.iter_documents(paths, stdin=stdin, on_notice=on_notice):
-        # The quick reader does not recompute digests: verifying takes the full path.
-        value = None if verify_digests else reader.read(document.text)
-        problems: list[Problem] = []
-        text: str | bytes | None = document.text
-        if value is None:
-            # Parsed text carries its scan: the value is checked as JSON once, not twice.
-            parsed = _jsontext.parse_document(document.text)
-            value, text = parsed.value, parsed.text
-            problems = list(validation.iter_parsed_problems(parsed, verify_digests=verify_digests))
-        source = f"{document.source}:{document.line}"
-        if not problems:
-            # Places as validate names them: file:line in JSON Lines, the file otherwise.
-            where = display_path(source if document.json_lines else document.source)
-            clashes = rules.admit(value, where).problems
-            if clashes:
-                problems = list(_jsontext.located(clashes, text))
-        if problems:
+    results = documents.check_documents(
+        paths, verify_digests=verify_digests, stdin=stdin, on_notice=on_notice
+    )
+    for checked in results:
+        if checked.problems:
             result.invalid += 1
-            result.problems.extend(FileProblem.in_document(document, p) for p in problems)
-            continue
-        if _is_run(value):
+            result.problems.extend(checked.problems)
+        elif _is_run(checked.value):
             # A valid protocol or environment document: nothing to compare, not an error.
-            result.add(value, source)
+            document = checked.document
+            result.add(checked.value, f"{document.source}:{document.line}")
 
 
 def _is_run(value: dict[str, Any]) -> bool:

@@ -14,23 +14,24 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
 import attrs
-import json_source_map
 
 from ..errors import Problem
 from . import walk as _jsonwalk
-from .quick_parse import UNPROVEN, quick_value
+from .places import KEY_CODES, escape_token, located
 
 __all__ = [
     "KEY_CODES",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "MAX_PROBLEMS",
     "Parsed",
-    "SourceMap",
     "ValueScan",
+    "capped",
     "escape_token",
     "has_surrogate",
     "is_blank",
     "located",
+    "more_problems",
     "parse",
     "parse_document",
     "scan_value",
@@ -45,9 +46,10 @@ MAX_DEPTH: Final = _jsonwalk.MAX_DEPTH
 #: (``sys.int_max_str_digits``), and no schema field admits an integer past 2^53.
 MAX_INT_DIGITS: Final = 4300
 _SURROGATE = _jsonwalk.SURROGATE
-#: Problem codes whose pointer names a key rather than a value: :func:`located` places
-#: them at the key.
-KEY_CODES: Final = frozenset({"additionalProperties", "duplicate-key", "propertyNames"})
+#: The most problems kept for one document: the rest are counted, and said in one more
+#: problem (:func:`more_problems`). A 5 MB line can hold 70,000 problems, each of which
+#: (with what found it) cost several kB of memory.
+MAX_PROBLEMS: Final = 100
 # Containers the quick pass walks before refusing a value as too large.
 _QUICK_BUDGET: Final = 1_000_000
 # JSON's types exactly: validation refuses what a reader of the text would not get back.
@@ -70,9 +72,26 @@ class _NonFinite:
         self.literal = literal
 
 
-def escape_token(token: str | int) -> str:
-    """Escape one reference token for an RFC 6901 JSON pointer."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+def more_problems(count: int) -> Problem:
+    """The problem that says ``count`` more problems were found and not kept."""
+    noun = "problem" if count == 1 else "problems"
+    return Problem(
+        pointer="",
+        message=f"... and {count:,} more {noun}; at most {MAX_PROBLEMS} are kept for one document",
+        code="more-problems",
+    )
+
+
+def capped(problems: Iterable[Problem]) -> Iterator[Problem]:
+    """The first :data:`MAX_PROBLEMS` problems, then (when there are more) one that counts
+    the rest; the rest are counted one at a time, never held."""
+    count = 0
+    for problem in problems:
+        count += 1
+        if count <= MAX_PROBLEMS:
+            yield problem
+    if count > MAX_PROBLEMS:
+        yield more_problems(count - MAX_PROBLEMS)
 
 
 def _line_col(text: str, index: int) -> tuple[int, int]:
@@ -161,12 +180,6 @@ def parse_document(data: str | bytes) -> Parsed:
         keys, NaN or Infinity literals, numbers out of range, integers too long to
         read, and what :func:`scan_value` refuses (lone surrogates, deep nesting).
     """
-    # Most records are plain text that C code can read and vouch for (see quick_parse):
-    # the same value, no problem, no integral float, so no walk is needed either.
-    quick = quick_value(data)
-    if quick is not UNPROVEN:
-        plain = data if isinstance(data, str) else data.decode("utf-8")
-        return Parsed(quick, plain, [], ValueScan(problems=[], integral_float=False))
     text, problems = _decode(data)
     if text is not None and is_blank(text):
         problems = [Problem(pointer="", message="empty document", code="json", line=1, column=1)]
@@ -215,7 +228,7 @@ def parse_document(data: str | bytes) -> Parsed:
     except (json.JSONDecodeError, RecursionError) as err:
         return Parsed(None, text, [_syntax_problem(err)])
     if flagged:
-        return Parsed(None, text, list(located(_strictness_problems(value), text)))
+        return Parsed(None, text, list(located(capped(_strictness_problems(value)), text)))
     # Parsed text holds only JSON's types; what scan_value could still find is a lone
     # surrogate (a \\ud800-style escape makes one, and a str given as the text may hold
     # one as a character: decoded bytes cannot) or nesting past MAX_DEPTH (which needs
@@ -236,31 +249,6 @@ def _syntax_problem(err: json.JSONDecodeError | RecursionError) -> Problem:
         return Problem(pointer="", message="nesting too deep to parse", code="json")
     message = err.msg[0].lower() + err.msg[1:]
     return Problem(pointer="", message=message, code="json", line=err.lineno, column=err.colno)
-
-
-def located(problems: Iterable[Problem], text: str | bytes | SourceMap | None) -> Iterator[Problem]:
-    """Each problem with the line and column of its pointer in ``text``.
-
-    The one place that says where in a text a problem's pointer is. A problem that has a
-    line already keeps it; one whose pointer the text does not hold is yielded as it is.
-    A problem whose code is in :data:`KEY_CODES` is placed at the key, others at the value.
-
-    Args:
-        problems: Problems whose pointers point into ``text``.
-        text: The JSON text (bytes are read as UTF-8), or its :class:`SourceMap` to
-            share one between calls; ``None`` yields the problems unchanged.
-    """
-    if text is None:
-        yield from problems
-        return
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    source_map = text if isinstance(text, SourceMap) else SourceMap(text)
-    for problem in problems:
-        where = None
-        if problem.line is None:
-            where = source_map.locate(problem.pointer, key=problem.code in KEY_CODES)
-        yield problem if where is None else attrs.evolve(problem, line=where[0], column=where[1])
 
 
 def _strictness_problems(value: Any) -> Iterator[Problem]:
@@ -350,7 +338,7 @@ def scan_value(value: Any) -> ValueScan:
             integral_float=found.integral,
         )
     walk = _jsonwalk.Walk(_RULES)
-    problems = [_problem(finding) for finding in walk.findings(value)]
+    problems = list(capped(_problem(finding) for finding in walk.findings(value)))
     return ValueScan(problems=problems, integral_float=walk.integral)
 
 
@@ -379,53 +367,3 @@ def _problem(finding: _jsonwalk.Finding) -> Problem:
     else:
         message = f"expected a JSON value, got {type(node).__name__} {_short(node)}"
     return Problem(pointer=pointer, message=message, code=code)
-
-
-class SourceMap:
-    """Where each JSON pointer of a text is; computed once, on the first lookup."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._entries: dict[str, Any] | None = None
-
-    def locate(self, pointer: str, *, key: bool = False) -> tuple[int, int] | None:
-        """Return the 1-based (line, column) of the value at ``pointer``.
-
-        Args:
-            pointer: An RFC 6901 pointer into the text.
-            key: Locate the member's key rather than its value.
-
-        Returns:
-            The position, or ``None`` when the pointer is not in the text or the text
-            cannot be mapped.
-        """
-        if self._entries is None:
-            try:
-                self._entries = _decoded_pointers(json_source_map.calculate(self._text))
-            except (
-                json_source_map.errors.InvalidInputError,
-                ValueError,
-                IndexError,
-                RecursionError,
-            ):
-                self._entries = {}
-        entry = self._entries.get(pointer)
-        if entry is None:
-            return None
-        location = entry.key_start if key and entry.key_start is not None else entry.value_start
-        return location.line + 1, location.column + 1
-
-
-def _decoded_pointers(entries: dict[str, Any]) -> dict[str, Any]:
-    """json_source_map's entries keyed by decoded pointers: it keeps each key's escapes as
-    written (``a\\nb`` for the key ``a<newline>b``), while problems carry the key itself."""
-    decoded = dict(entries)
-    for raw, entry in entries.items():
-        if "\\" not in raw:
-            continue
-        try:
-            tokens = [json.loads(f'"{token}"') for token in raw.split("/")]
-        except ValueError:
-            continue
-        decoded.setdefault("/".join(tokens), entry)
-    return decoded

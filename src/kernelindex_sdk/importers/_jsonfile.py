@@ -16,7 +16,7 @@ from typing import Any, Final
 import attrs
 
 from .._base.display import short_repr
-from .._json.text import SourceMap
+from .._json.places import places
 from ..errors import InputError
 
 __all__ = ["MAX_FILE_BYTES", "FileRejectedError", "JsonFile", "array_at", "load_json", "object_at"]
@@ -47,13 +47,14 @@ class JsonFile:
 
     value: Any
     text: str
-    _map: SourceMap | None = None
 
     def line(self, pointer: str) -> int | None:
-        """The 1-based line of the value at ``pointer``, or None when it is not found."""
-        if self._map is None:
-            self._map = SourceMap(self.text)
-        found = self._map.locate(pointer)
+        """The 1-based line of the value at ``pointer``, or None when it is not found.
+
+        Only a rejected entry asks, so the text is read afresh each time, only as far as
+        the pointer's value.
+        """
+        found = places(self.text, (pointer,)).get(pointer)
         return None if found is None else found[0]
 
 

@@ -27,7 +27,7 @@ from .._base.display import display_path, json_safe
 from .._base.timestamps import format_observed_at
 from ..convert import dumps
 from ..documents import Document
-from ..errors import ArgumentError, FileProblem, InputError, Problem, StoreError
+from ..errors import FileProblem, InputError, Problem, StoreError
 from . import _extract
 from ._backend import Backend, DataRefusedError
 from ._layout import GROUP_COLUMNS, OBJECT_TABLES, group_key
@@ -44,7 +44,6 @@ _DIGEST_KINDS: Final = ("workload", "implementation", "protocol", "environment")
 _DIGESTS_IN_GROUP: Final = slice(
     GROUP_COLUMNS.index("workload_digest"), GROUP_COLUMNS.index("environment_digest") + 1
 )
-_COMMIT_TIME_AT: Final = _RUN_COLUMNS.index("commit_time")
 _COMMIT_AT: Final = _RUN_COLUMNS.index("commit_id")
 #: Records validated and stored at a time: memory holds one batch, whatever the file's size.
 BATCH: Final = 2000
@@ -140,48 +139,6 @@ def _stored_source(label: str) -> str:
     messages show them), any other lone surrogate as its ``\\uXXXX`` escape.
     """
     return label if label.isascii() else json_safe(display_path(label))
-
-
-_LATENCY_COLUMNS: Final = tuple(
-    (_RUN_COLUMNS.index(f"{statistic}_ns"), statistic) for statistic in ("median", "p20", "p80")
-)
-
-
-def _latency_range_problem(record: _Record, row: Sequence[Any]) -> FileProblem | None:
-    """A problem when a latency statistic in ns does not fit the store's 64-bit column
-    (a valid record may give any finite number: 1e19 ns passes validation)."""
-    for index, statistic in _LATENCY_COLUMNS:
-        value = row[index]
-        if value is not None and not _extract.NS_MIN <= value <= _extract.NS_MAX:
-            pointer = "/run/spec" if record.bundle else "/spec"
-            return record.problem(
-                pointer,
-                f"latency {statistic} of {value} ns does not fit the store's 64-bit"
-                f" integer column (at most {_extract.NS_MAX} ns)",
-                "store-range",
-            )
-    return None
-
-
-def _commit_time_problem(record: _Record, run: dict[str, Any]) -> FileProblem | None:
-    notes = run["metadata"].get("annotations") or {}
-    when = notes.get(provenance.COMMIT_TIME)
-    if when is None:
-        return None
-    try:
-        normalized = provenance.normalize_commit_time(when)
-    except ArgumentError:
-        normalized = None
-    if normalized == when:
-        return None
-    pointer = "/run" if record.bundle else ""
-    key = provenance.COMMIT_TIME.replace("/", "~1")
-    expected = "an RFC 3339 timestamp in UTC as published"
-    return record.problem(
-        f"{pointer}/metadata/annotations/{key}",
-        f"expected {expected} (e.g. '2026-05-27T17:14:29.000Z'), got {when!r}",
-        "commit-time",
-    )
 
 
 def _nul_pointer(value: Any, pointer: str = "") -> str | None:
@@ -318,9 +275,6 @@ class _Batch:
     objects: dict[str, dict[str, _extract.ObjectRow]] = attrs.Factory(
         lambda: {kind: {} for kind in OBJECT_TABLES}
     )
-    #: Commit times not in the published form, and latencies past the columns' range.
-    commit_problems: list[FileProblem] = attrs.Factory(list)
-    range_problems: list[FileProblem] = attrs.Factory(list)
 
     def record(self, index: int) -> _Record:
         """Run ``index`` as a :class:`_Record`, for the few that need one (a run stored
@@ -339,8 +293,8 @@ def _form(document: Document) -> str:
 class _FileIngest:
     """One file's records going into the store, a batch at a time, in one transaction.
 
-    Each record is taken apart as it is read: its run's columns, the objects new to the
-    file, its commit time and latencies checked. A batch keeps only that and the
+    Each record is taken apart as it is read: its run's columns and the objects new to
+    the file (the reader checked it, the store's rules included). A batch keeps only that and the
     record's text, not its parsed value: a harness bundle's value is about 11 KB, three
     times its text, and 2,000 of them held until their batch went in (22 MB, more than
     the caches keep) were written to memory, then read from it again for their columns
@@ -351,8 +305,8 @@ class _FileIngest:
     (inside the same transaction) tells whether it is the same. Once a problem is found
     nothing more goes in, but the rest of the file is still validated, so that every
     problem is reported; the caller then rolls the file back. A batch's problems are
-    those of its validation, else those of its checks and the store, found in that order
-    whatever the record.
+    those of its validation, else those the store finds, in that order whatever the
+    record.
     """
 
     def __init__(self, backend: Backend, source: str) -> None:
@@ -380,9 +334,6 @@ class _FileIngest:
         # another writer inserting the same key waits for this transaction).
         self._made: set[int] = set()
         self._used: set[int] = set()
-        # Per file, not per record: each commit time's verdict (a file's runs mostly
-        # share one or a few).
-        self._commit_times: dict[str, bool] = {}
         # The groups of values (:data:`_GROUP_OF`) whose four digests are all in
         # ``_seen``: a run of one has no object new to the file.
         self._complete: set[tuple[Any, ...]] = set()
@@ -452,26 +403,14 @@ class _FileIngest:
         label = f"{document.source}:{document.line}" if document.json_lines else document.source
         if not label.isascii():
             label = _stored_source(document.label)
-        row, fits = _extract.run_row(run, label, self.now)
-        when = row[_COMMIT_TIME_AT]
-        if when is not None and not self._commit_time_ok(when):
-            problem = _commit_time_problem(
-                _Record(document, raw, _form(document), run is not value), run
-            )
-            if problem is not None:
-                batch.commit_problems.append(problem)
+        # The reader applied the store's rules (a latency past the 64-bit columns, say).
+        row, _ = _extract.run_row(run, label, self.now)
         # A group of values met before in this file: its id is known, and so is every
         # object its digests name (see _new_objects). One lookup a run.
         group = _GROUP_OF(row)
         gid = self._ready.get(group)
         if gid is None:
             gid = self._new_group(group, value, batch)
-        if not fits:
-            problem = _latency_range_problem(
-                _Record(document, raw, _form(document), run is not value), row
-            )
-            if problem is not None:
-                batch.range_problems.append(problem)
         batch.rows.append(row)
         batch.texts.append(raw)
         batch.documents.append(document)
@@ -499,25 +438,9 @@ class _FileIngest:
             self._ready[group] = gid
         return gid
 
-    def _commit_time_ok(self, when: str) -> bool:
-        """Whether a commit time (a string: validated) is in the published form, each
-        distinct text checked once a file; :func:`_commit_time_problem` words the
-        problem of one that is not."""
-        ok = self._commit_times.get(when)
-        if ok is None:
-            try:
-                ok = provenance.normalize_commit_time(when) == when
-            except ArgumentError:
-                ok = False
-            self._commit_times[when] = ok
-        return ok
-
     def _store(self, batch: _Batch) -> None:
         """Store a batch's records, or find the problems that refuse them."""
         if self.problems:
-            return
-        if batch.commit_problems:
-            self.problems.extend(batch.commit_problems)
             return
         for kind in OBJECT_TABLES:
             self._objects(kind, batch.objects[kind])
@@ -596,7 +519,6 @@ class _FileIngest:
         rows = batch.rows
         if not rows:
             return
-        self.problems.extend(batch.range_problems)
         if self.problems:
             return
         # Each run's row ends with its group's id (runs.group_id).
@@ -729,7 +651,7 @@ def _ingest_once(
     source = "<stdin>" if str(path) == documents.STDIN else str(path)
     work = _FileIngest(backend, source)
     results = documents.check_documents(
-        [path], verify_digests=verify_digests, stdin=stdin, quick=True
+        [path], verify_digests=verify_digests, stdin=stdin, for_store=True
     )
     try:
         with backend.transaction():

@@ -6,6 +6,14 @@ the detail of each problem. When the two disagree the fast verdict stands and it
 errors are reported, so a document is never passed that jsonschema-rs refuses.
 The reference validator is strict where the published form is: an integer field
 refuses an integral float (``2.0``), which JSON Schema would otherwise accept.
+
+At most :data:`MAX_PROBLEMS` problems are kept for one document, the first ones (by
+place, for the schema's); one more problem (code ``more-problems``) counts the rest.
+
+:class:`RecordReader` reads the records of one input, text by text, for every reader of
+files (``documents.check_documents``). The fast path it may take lives in ``_fast``,
+with the proof that its answers are the plain path's; ``KERNELINDEX_STRICT_READ=1``
+turns it off.
 """
 
 from __future__ import annotations
@@ -14,24 +22,26 @@ from collections.abc import Iterator
 from typing import Any
 
 from .._base import arguments as _arguments
-from .._base.display import article
 from .._base.schemas import BUNDLE
 from .._json import text as _jsontext
 from .._json.converter import as_json
 from ..errors import Problem, SchemaValidationError
-from . import _messages, _quick_checks, _registry, _semantic
-from ._bundle_reader import BundleReader
+from . import _document, _fast, _semantic
 from ._input_rules import Admission, InputRules
 from ._kinds import SUPPORTED_KINDS, detect_kind
+from ._reader import Reading, RecordReader
 from ._registry import registry
 from ._semantic import DigestComparison
 
 __all__ = [
+    "MAX_PROBLEMS",
+    "STRICT_READ",
     "SUPPORTED_KINDS",
     "Admission",
-    "BundleReader",
     "DigestComparison",
     "InputRules",
+    "Reading",
+    "RecordReader",
     "check",
     "compare_digests",
     "detect_kind",
@@ -42,64 +52,10 @@ __all__ = [
     "validate",
 ]
 
-
-def _view(doc: dict[str, Any], kind: str) -> _semantic.RecordView:
-    if kind == BUNDLE:
-        return _semantic.RecordView(
-            run=doc.get("run"), protocol=doc.get("protocol"), environment=doc.get("environment")
-        )
-    if kind == "BenchmarkRun":
-        return _semantic.RecordView(run=doc, run_at="")
-    if kind == "BenchmarkProtocol":
-        return _semantic.RecordView(protocol=doc, protocol_at="")
-    return _semantic.RecordView(environment=doc, environment_at="")
-
-
-def _document_problems(
-    doc: Any, kind: str | None, verify_digests: bool, scan: _jsontext.ValueScan | None = None
-) -> Iterator[Problem]:
-    if scan is None:
-        scan = _jsontext.scan_value(doc)
-    if scan.problems:
-        yield from scan.problems
-        return
-    detected = detect_kind(doc)
-    if isinstance(detected, Problem):
-        yield detected
-        return
-    if kind is not None and detected != kind:
-        yield Problem(
-            pointer="",
-            message=f"expected {article(kind)}, got {article(detected)}",
-            code="kind",
-        )
-        return
-    fast_valid = _registry.fast_is_valid(detected, doc)
-    # A document holding an integral float must also pass the strict copy, which
-    # refuses it in an integer field (jsonschema-rs alone accepts it there). Both
-    # verdicts stand: the strict one differs in both directions (1e300 is a Scalar
-    # only to it).
-    strict_valid = not scan.integral_float or _registry.fast_is_valid(detected, doc, strict=True)
-    if not fast_valid or not strict_valid:
-        errors = sorted(
-            _registry.reference_validator(detected).iter_errors(doc), key=lambda e: e.path
-        )
-        for error in errors:
-            yield from _messages.problems_from_error(error)
-        if errors:
-            return
-    if not fast_valid or not strict_valid:
-        # The validators disagree (regular expression dialects, say): the fast verdict
-        # stands, never a pass.
-        yield from _registry.fast_problems(detected, doc, strict=fast_valid)
-        return
-    view = _view(doc, detected)
-    # The common record passes every check in one quick pass; the table says what is wrong.
-    if view.run is None or not _quick_checks.passes(view.run, view.protocol):
-        for check_fn in _semantic.CHECKS:
-            yield from check_fn(view)
-    if verify_digests:
-        yield from _semantic.DIGEST_CHECK(view)
+#: The most problems kept for one document; one more problem counts the rest.
+MAX_PROBLEMS = _jsontext.MAX_PROBLEMS
+#: The environment variable that, set to ``1``, turns every fast path of reading off.
+STRICT_READ = _fast.STRICT_READ
 
 
 def iter_problems(
@@ -121,7 +77,7 @@ def iter_problems(
         verify_digests: Recompute each digest whose content the document carries.
     """
     if isinstance(doc, (str, bytes)):
-        parsed = _jsontext.parse_document(doc)
+        parsed = _fast.parse(doc)
         yield from iter_parsed_problems(parsed, kind=kind, verify_digests=verify_digests)
         return
     yield from iter_value_problems(doc, kind=kind, text=text, verify_digests=verify_digests)
@@ -137,7 +93,8 @@ def iter_parsed_problems(
     walked once, and problems carry their lines and columns in the text.
 
     Args:
-        parsed: What ``kernelindex_sdk._json.text.parse_document`` returned for the text.
+        parsed: What ``kernelindex_sdk._json.text.parse_document`` returned for the text
+            (or the same answer, found faster).
         kind: The kind the document must be; by default the one it declares.
         verify_digests: Recompute each digest whose content the document carries.
 
@@ -145,11 +102,7 @@ def iter_parsed_problems(
         ArgumentError: when ``parsed`` is not what ``parse_document`` returns.
     """
     _arguments.instance(parsed, _jsontext.Parsed, "parsed")
-    if parsed.problems:
-        yield from parsed.problems
-        return
-    problems = _document_problems(parsed.value, kind, verify_digests, parsed.scan)
-    yield from _jsontext.located(problems, parsed.text)
+    yield from _document.parsed_problems(parsed, kind=kind, verify_digests=verify_digests)
 
 
 def iter_value_problems(
@@ -160,7 +113,9 @@ def iter_value_problems(
     verify_digests: bool = False,
 ) -> Iterator[Problem]:
     """Like :func:`iter_problems` for an already parsed value (or model), even a JSON string."""
-    yield from _jsontext.located(_document_problems(as_json(value), kind, verify_digests), text)
+    yield from _jsontext.located(
+        _document.document_problems(as_json(value), kind, verify_digests), text
+    )
 
 
 def validate(
@@ -206,7 +161,7 @@ def compare_digests(doc: Any) -> list[DigestComparison]:
         SchemaValidationError: when the document is not valid.
     """
     if isinstance(doc, (str, bytes)):
-        parsed = _jsontext.parse_document(doc)
+        parsed = _fast.parse(doc)
         problems = list(iter_parsed_problems(parsed))
         if problems:
             raise SchemaValidationError(problems=problems)
@@ -218,7 +173,7 @@ def compare_digests(doc: Any) -> list[DigestComparison]:
     # A valid document has a kind; detect_kind returns a Problem only for invalid ones.
     if isinstance(kind, Problem):
         raise SchemaValidationError(problems=[kind])
-    view = _view(doc, kind)
+    view = _document.view(doc, kind)
     if kind in ("BenchmarkRun", BUNDLE):
         return list(_semantic.digest_comparisons(view))
     return list(_semantic.own_digests(view))

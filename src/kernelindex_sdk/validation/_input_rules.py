@@ -24,6 +24,8 @@ import orjson
 
 from .. import digest as _digest
 from ..errors import KernelIndexError, Problem
+from ._fast import admission as _fast_admission
+from ._fast import switch as _fast_switch
 
 __all__ = ["Admission", "InputRules"]
 
@@ -152,6 +154,12 @@ class InputRules:
     # its id stays its own), with the digest their run declared: the quick reader hands
     # out one object for every line that repeats it, and it needs no second look.
     _admitted: dict[int, tuple[Any, str]] = attrs.field(factory=dict)
+    # Whether a bundle of objects all admitted before is admitted in a few lookups
+    # (_fast.admission; not for merge, which compares whole runs; off with the switch).
+    _shortcut: bool = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._shortcut = not self.repeats and _fast_switch.enabled()
 
     def admit(self, doc: dict[str, Any], where: str) -> Admission:
         """Check one schema-valid document; remember what it names when it has no problem.
@@ -163,7 +171,7 @@ class InputRules:
         Returns:
             The problems (each with its JSON pointer), or a repeat in ``repeats`` mode.
         """
-        if not self.repeats and "kind" not in doc and self._known_bundle(doc, where):
+        if self._known_bundle(doc, where):
             return _ADMITTED
         named, shared = self._members(doc)
         run = named.pop("BenchmarkRun", None)
@@ -216,47 +224,16 @@ class InputRules:
         self._remember(doc, where, named, shared)
         return _ADMITTED
 
-    # Once per record, its steps written out: each call costs as much as a check.
     def _known_bundle(self, doc: dict[str, Any], where: str) -> bool:
-        """Admit a bundle whose every object was seen before, as it was (the common record
-        of a sweep: a new run name, the file's protocol and environment, a workload and an
-        implementation other runs declared already). False to check it in full."""
-        run = doc["run"]
-        spec = run["spec"]
-        name = run["metadata"]["name"]
-        if name in self._run_places:
-            return False
-        # The loops over _BUNDLE_OBJECTS and _RUN_OBJECTS, written out: once per record.
-        admitted = self._admitted
-        member = doc.get("protocol")
-        if member is not None:
-            seen = admitted.get(id(member))
-            if seen is None or seen[1] != spec["protocolDigest"]:
-                return False
-        member = doc.get("environment")
-        if member is not None:
-            seen = admitted.get(id(member))
-            if seen is None or seen[1] != spec["environmentDigest"]:
-                return False
-        # _First.same's common answer written out (equal orjson texts; its own checks
-        # where they differ, or before its text is made): two calls a record fewer.
-        digests = self._digests
-        for key, kind, field in _RUN_OBJECTS:
-            value = spec.get(key)
-            if value is None:
-                continue
-            first = digests.get((kind, spec[field]))
-            if first is None:
-                return False
-            text = first._text
-            try:
-                same = text == orjson.dumps(value) and bool(text)
-            except orjson.JSONEncodeError:
-                same = False
-            if not same and not first.same(value):
-                return False
-        self._run_places[name] = where
-        return True
+        """Admit a bundle of objects all admitted before (_fast.admission), if it is one."""
+        known = (
+            self._shortcut
+            and "kind" not in doc
+            and _fast_admission.known_bundle(doc, self._run_places, self._admitted, self._digests)
+        )
+        if known:
+            self._run_places[doc["run"]["metadata"]["name"]] = where
+        return known
 
     def _remember(
         self,

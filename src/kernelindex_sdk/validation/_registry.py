@@ -3,7 +3,8 @@
 jsonschema-rs decides whether a document is valid (it follows ECMA-262 regular
 expressions as JSON Schema requires); python-jsonschema, through the registry, gives the
 detail of each problem. The strict copies refuse an integral float (``2.0``) in an
-integer field, as the published form does.
+integer field, as the published form does. jsonschema-rs runs the patterns as
+``_fast.patterns`` writes them, unless the fast paths are off (``_fast.switch``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from referencing.jsonschema import DRAFT202012
 from .._base.schemas import BASE_URI, SCHEMA_FILES, load_schemas
 from ..errors import Problem
 from . import _messages
+from ._fast import patterns as _fast_patterns
+from ._fast import switch as _fast_switch
 
 __all__ = [
-    "end_only",
     "fast_is_valid",
     "fast_problems",
     "fast_validator",
+    "is_valid",
     "reference_validator",
     "registry",
     "strict_fast_validator",
@@ -66,47 +69,23 @@ def reference_validator(kind: str) -> jsonschema.protocols.Validator:
     return validator
 
 
-# The schemas end patterns with "$(?!\n)" for Python's re, whose "$" also matches before
-# a final newline. jsonschema-rs's "$" matches at the end only (as ECMA-262's does), so
-# there the lookahead never fails, but it sends every such pattern to the backtracking
-# engine: a third of a run's validation time. The fast validators drop it.
-_END_LOOKAHEAD = "$(?!\\n)"
-
-
-def end_only(pattern: str) -> str:
-    """``pattern`` without a final ``(?!\\n)`` after an end anchor: the same language in
-    jsonschema-rs (no inline flag can make its ``$`` match before a newline)."""
-    if not pattern.endswith(_END_LOOKAHEAD) or "(?" in pattern[: -len(_END_LOOKAHEAD)].replace(
-        "(?!", ""
-    ).replace("(?:", ""):
-        return pattern
-    head = pattern[: -len(_END_LOOKAHEAD)]
-    # An escaped "$" (an odd run of backslashes before it) is a character, not an anchor.
-    if (len(head) - len(head.rstrip("\\"))) % 2:
-        return pattern
-    return head + "$"
-
-
-def _fast_schema(node: Any) -> Any:
-    """A copy of a schema with :func:`end_only` applied to every pattern."""
-    if isinstance(node, list):
-        return [_fast_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    return {
-        k: end_only(v) if k == "pattern" and isinstance(v, str) else _fast_schema(v)
-        for k, v in node.items()
-    }
-
-
 @functools.cache
-def fast_schemas() -> dict[str, Any]:
-    return {name: _fast_schema(schema) for name, schema in load_schemas().items()}
+def _rs_schemas(for_speed: bool) -> dict[str, Any]:
+    schemas = load_schemas()
+    if not for_speed:
+        return schemas
+    return {name: _fast_patterns.for_speed(schema) for name, schema in schemas.items()}
 
 
-@functools.cache
 def fast_validator(kind: str) -> Any:
-    schemas = fast_schemas()
+    """jsonschema-rs's validator of ``kind`` (its patterns as :mod:`._fast.patterns` makes
+    them, unless the fast paths are off)."""
+    return _fast_validator(kind, _fast_switch.enabled())
+
+
+@functools.cache
+def _fast_validator(kind: str, for_speed: bool) -> Any:
+    schemas = _rs_schemas(for_speed)
     rs_registry = jsonschema_rs.Registry([(BASE_URI + name, s) for name, s in schemas.items()])
     return jsonschema_rs.validator_for(
         schemas[SCHEMA_FILES[kind]], registry=rs_registry, validate_formats=True
@@ -147,9 +126,14 @@ def _strict_schema(node: Any) -> Any:
     return copy
 
 
-@functools.cache
 def strict_fast_validator(kind: str) -> Any:
-    schemas = {name: _strict_schema(schema) for name, schema in fast_schemas().items()}
+    """:func:`fast_validator` of the strict copy of ``kind``'s schema."""
+    return _strict_fast_validator(kind, _fast_switch.enabled())
+
+
+@functools.cache
+def _strict_fast_validator(kind: str, for_speed: bool) -> Any:
+    schemas = {name: _strict_schema(schema) for name, schema in _rs_schemas(for_speed).items()}
     rs_registry = jsonschema_rs.Registry([(BASE_URI + name, s) for name, s in schemas.items()])
     return jsonschema_rs.validator_for(
         schemas[SCHEMA_FILES[kind]],
@@ -161,7 +145,11 @@ def strict_fast_validator(kind: str) -> Any:
 
 def fast_is_valid(kind: str, doc: Any, *, strict: bool = False) -> bool:
     """jsonschema-rs's verdict; ``strict`` also refuses integral floats in integer fields."""
-    validator = strict_fast_validator(kind) if strict else fast_validator(kind)
+    return is_valid(strict_fast_validator(kind) if strict else fast_validator(kind), doc)
+
+
+def is_valid(validator: Any, doc: Any) -> bool:
+    """A jsonschema-rs validator's verdict on ``doc``."""
     try:
         return bool(validator.is_valid(doc))
     except (ValueError, TypeError):

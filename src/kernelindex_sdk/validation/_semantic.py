@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import date
 from fractions import Fraction
 from typing import Any, Final, NamedTuple
 
@@ -20,9 +20,11 @@ from .. import digest as _digest
 from .._base.display import short_repr
 from .._base.units import BASE_UNIT, UNITS
 from ..errors import Problem
+from ..provenance import COMMIT_TIME
 
 __all__ = [
     "CHECKS",
+    "COMMIT_TIME",
     "DIGEST_CHECK",
     "DigestComparison",
     "RecordView",
@@ -51,9 +53,10 @@ _ADJECTIVE: Final = {"one": "dimensionless"}
 # latencyNs holds integers, so each is its value rounded to the nanosecond: compared
 # with a measurement, it may be off by half a nanosecond.
 _ROUNDING: Final = Fraction(1, 2)
-# Year, month, day, hour, minute, second (the milliseconds need no check).
-_OBSERVED_AT: Final = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.[0-9]{3}Z"
+# The published UTC form: its date (checked against the calendar by _is_instant), then
+# a time of day in range.
+_INSTANT: Final = re.compile(
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\.[0-9]{3}Z"
 )
 
 
@@ -437,14 +440,13 @@ def check_sampled_ranges(view: RecordView) -> Iterator[Problem]:
 
 
 def _is_instant(text: str) -> bool:
-    match = _OBSERVED_AT.fullmatch(text)
+    """Whether ``text`` is a real instant in the published form (``observedAt``'s): its
+    date a day of the calendar from year 0001 (no 2026-02-30), its time of day in range."""
+    match = _INSTANT.fullmatch(text)
     if match is None:
         return False
     try:
-        # The constructor checks the calendar (no 2026-02-30, no year 0) and is much
-        # quicker than strptime.
-        year, month, day, hour, minute, second = map(int, match.groups())
-        datetime(year, month, day, hour, minute, second, tzinfo=timezone.utc)
+        date.fromisoformat(match.group(1))
     except ValueError:
         return False
     return True
@@ -468,6 +470,25 @@ def check_observed_at(view: RecordView) -> Iterator[Problem]:
                 f" from year 0001, got {short_repr(text)}"
             ),
             code="observed-at",
+        )
+
+
+def check_commit_time(view: RecordView) -> Iterator[Problem]:
+    """The run's ``kernelindex.dev/commit-time`` annotation, where it has one, is a real
+    instant in observedAt's published form (docs/format.md): history orders a series by
+    it as text, so every record of every reader must agree on one form."""
+    if view.run is None:
+        return
+    when = (view.run["metadata"].get("annotations") or {}).get(COMMIT_TIME)
+    if when is not None and not _is_instant(when):
+        key = COMMIT_TIME.replace("~", "~0").replace("/", "~1")
+        yield Problem(
+            pointer=f"{view.run_at}/metadata/annotations/{key}",
+            message=(
+                "expected an RFC 3339 timestamp in UTC as published"
+                f" (e.g. '2026-05-27T17:14:29.000Z'), got {short_repr(when)}"
+            ),
+            code="commit-time",
         )
 
 
@@ -566,6 +587,7 @@ def check_digests(view: RecordView) -> Iterator[Problem]:
 # (_jsontext.scan_value), wherever they are.
 CHECKS: Final[tuple[Check, ...]] = (
     check_observed_at,
+    check_commit_time,
     check_units,
     check_failed_run,
     check_protocol_timer,

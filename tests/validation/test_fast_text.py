@@ -1,10 +1,10 @@
-"""The C-speed reading of plain text gives the strict parser's answer, or none.
+"""The fast reading of a text (orjson and its proof) gives the strict parser's answer.
 
-``parse_document`` asks ``quick_parse.quick_value`` first; every test here holds it to
-what the strict parser alone (the quick reading turned off) gives for the same text:
-the same value (types and key order included), the same problems with the same messages
-and places, and the same note of integral floats, so every verdict that follows is the
-same.
+``_fast.parse`` is held to ``_json.text.parse_document`` (the strict parser alone) on
+hostile and generated texts: the same value (types and key order included), the same
+problems with the same places, and the same note of integral floats. Where
+``quick_value`` vouches for a text, the strict parser finds no problem and no integral
+float, and reads the same value.
 """
 
 from __future__ import annotations
@@ -19,29 +19,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernelindex_sdk import validation
-from kernelindex_sdk._json import quick_parse
 from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk._json.published import published_text
 from kernelindex_sdk._json.walk import MAX_DEPTH
+from kernelindex_sdk.validation import _fast
 
 
-def strict(data: str | bytes, monkeypatch: pytest.MonkeyPatch) -> _jsontext.Parsed:
-    """What ``parse_document`` gives without the quick reading."""
-    with monkeypatch.context() as patch:
-        patch.setattr(_jsontext, "quick_value", lambda _: quick_parse.UNPROVEN)
-        return _jsontext.parse_document(data)
-
-
-def same_parse(data: str | bytes, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """Assert both ways of parsing agree; return whether the quick reading vouched."""
-    expected = strict(data, monkeypatch)
-    found = _jsontext.parse_document(data)
+def same_parse(data: str | bytes) -> bool:
+    """Assert both ways of parsing agree; return whether the fast reading vouched."""
+    expected = _jsontext.parse_document(data)
+    found = _fast.parse(data)
     assert found.problems == expected.problems, data
     assert found.text == expected.text
     assert found.scan == expected.scan
     assert marshal.dumps(found.value, 0) == marshal.dumps(expected.value, 0), data
-    quick = quick_parse.quick_value(data)
-    if quick is quick_parse.UNPROVEN:
+    try:
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+    except UnicodeEncodeError:
+        return False
+    quick = _fast.quick_value(raw)
+    if quick is _fast.UNPROVEN:
         return False
     # What it vouches for, the strict parser passes with the same value and no float to note.
     assert not expected.problems, data
@@ -157,55 +154,85 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
-def test_hostile_text_gets_the_strict_answer(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    same_parse(text, monkeypatch)
-    same_parse(text.encode("utf-8", "surrogatepass"), monkeypatch)
+SIX = [
+    '{"a":0.000001}',
+    '{"a":-0.000001,"b":[0.0000093,0.00000999]}',
+    '{"a":0.000001,"a":0.000001}',
+    '{"a":0.000001,"b":{"c":1,"c":0.000001}}',
+    '{"a":"x:1e-6,","b":0.000001}',
+    '{"a":"1e-6","b":0.000001}',
+    '{"a":"0.000001","a":1e-6}',
+    '{"a":1e-6}',
+    '{"a":1.5e-6,"b":"1.5e-6]"}',
+    '{"a":[1e-6,0.000001]}',
+    '{"a":0.000001,"b":"e-6","c":"e-6","c":":"}',
+    '{"a":0.000001,"b":2.0}',
+    '{"a":0.000001,"b":1e16}',
+    '{"a":0.000001,"a" :0.000001}',
+    "0.000001",
+    "[0.000001]",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE + SIX, ids=range(len(HOSTILE) + len(SIX)))
+def test_hostile_text_gets_the_strict_answer(text: str) -> None:
+    same_parse(text)
+    same_parse(text.encode("utf-8", "surrogatepass"))
 
 
 @pytest.mark.parametrize(
     "data",
     [b'{"a":"\xff"}', b'{"a":"\xed\xa0\x80"}', b"\xef\xbb\xbf{}", b'{"a":"\xc3"}'],
 )
-def test_bytes_that_are_not_utf_8_get_the_strict_answer(
-    data: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert not same_parse(data, monkeypatch)
+def test_bytes_that_are_not_utf_8_get_the_strict_answer(data: bytes) -> None:
+    assert not same_parse(data)
 
 
-def test_brackets_past_the_bound_given_are_left_to_the_caller() -> None:
+def test_brackets_past_the_bound_given_are_left_to_the_strict_parser() -> None:
     """A reader of part of a document passes what is left of the bound on nesting."""
-    text = '{"a":[{"b":"[{"}]}'
-    assert quick_parse.quick_value(text, max_brackets=5) == {"a": [{"b": "[{"}]}
-    assert quick_parse.quick_value(text, max_brackets=4) is quick_parse.UNPROVEN
+    text = b'{"a":[{"b":"[{"}]}'
+    assert _fast.quick_value(text, max_brackets=5) == {"a": [{"b": "[{"}]}
+    assert _fast.quick_value(text, max_brackets=4) is _fast.UNPROVEN
 
 
 def test_a_str_with_a_raw_lone_surrogate_is_left_to_the_strict_parser() -> None:
-    assert quick_parse.quick_value('{"a":"\ud800"}') is quick_parse.UNPROVEN
+    assert not same_parse('{"a":"\ud800"}')
+    assert _fast.parse('{"a":"\ud800"}').problems
 
 
-def test_repeated_keys_are_never_vouched_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    for text in HOSTILE[:16]:
-        assert quick_parse.quick_value(text) is quick_parse.UNPROVEN, text
-        assert strict(text, monkeypatch).problems, text
+def test_repeated_keys_are_never_vouched_for() -> None:
+    repeated = [t for t in HOSTILE[:16] + SIX if "duplicate key" in str(_jsontext.parse(t)[2])]
+    assert len(repeated) >= 18
+    for text in repeated:
+        assert _fast.quick_value(text.encode("utf-8")) is _fast.UNPROVEN, text
 
 
 @pytest.mark.parametrize("exponent", range(-30, 300, 7))
 def test_integral_floats_of_every_size_are_left_to_the_strict_parser(exponent: int) -> None:
     for mantissa in (1, 7, 123456789):
         value = float(f"{mantissa}e{exponent}")
-        text = json.dumps({"a": value, "b": [value]})
+        text = json.dumps({"a": value, "b": [value]}).encode()
         if value.is_integer():
-            assert quick_parse.quick_value(text) is quick_parse.UNPROVEN, text
+            assert _fast.quick_value(text) is _fast.UNPROVEN, text
 
 
-def test_the_example_and_the_fixtures_are_read_quickly(
+def test_the_published_records_are_read_fast(example_text: str) -> None:
+    """The point of it: the published forms of real records take the fast reading, the
+    harness's atol of 0.000001 (which orjson writes 1e-6) included."""
+    assert same_parse(example_text)
+    compact = json.dumps(json.loads(example_text), ensure_ascii=False, separators=(",", ":"))
+    assert same_parse(compact)
+    assert same_parse(b'{"atol":0.000001,"rtol":0.0001,"e":[-0.0000093]}')
+
+
+def test_with_the_switch_on_every_text_takes_the_strict_parser(
     example_text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The point of it: the published forms of real records take the quick reading."""
-    assert same_parse(example_text, monkeypatch)
-    compact = json.dumps(json.loads(example_text), ensure_ascii=False, separators=(",", ":"))
-    assert same_parse(compact, monkeypatch)
+    monkeypatch.setenv(_fast.STRICT_READ, "1")
+    calls: list[object] = []
+    monkeypatch.setattr(_fast.text, "quick_value", lambda *a: calls.append(a))
+    assert _fast.parse(example_text).value == json.loads(example_text)
+    assert calls == []
 
 
 # Objects as lists of pairs, so that keys repeat (from a small alphabet, often).
@@ -263,7 +290,7 @@ def _write(node: Any, style: int, sep: tuple[str, str], ascii_only: bool) -> str
 @settings(
     max_examples=1500,
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.too_slow],
 )
 @given(
     tree=_tree(),
@@ -272,90 +299,65 @@ def _write(node: Any, style: int, sep: tuple[str, str], ascii_only: bool) -> str
     ascii_only=st.booleans(),
 )
 def test_generated_text_gets_the_strict_answer(
-    tree: Any,
-    style: int,
-    sep: tuple[str, str],
-    ascii_only: bool,
-    monkeypatch: pytest.MonkeyPatch,
+    tree: Any, style: int, sep: tuple[str, str], ascii_only: bool
 ) -> None:
     text = _write(tree, style, sep, ascii_only)
-    same_parse(text, monkeypatch)
-    same_parse(text.encode("utf-8", "surrogatepass"), monkeypatch)
+    same_parse(text)
+    same_parse(text.encode("utf-8", "surrogatepass"))
 
 
-# Numbers of the exponent -6, which the published form spells positionally and orjson
-# with an exponent, in every place the proof could mistake for one: whole, in strings,
-# beside repeated keys, with and without the count of brackets.
-SIX = [
-    '{"a":0.000001}',
-    '{"a":-0.000001,"b":[0.0000093,0.00000999]}',
-    '{"a":0.000001,"a":0.000001}',
-    '{"a":0.000001,"b":{"c":1,"c":0.000001}}',
-    '{"a":"x:1e-6,","b":0.000001}',
-    '{"a":"1e-6","b":0.000001}',
-    '{"a":"0.000001","a":1e-6}',
-    '{"a":1e-6}',
-    '{"a":1.5e-6,"b":"1.5e-6]"}',
-    '{"a":[1e-6,0.000001]}',
-    '{"a":0.000001,"b":"e-6","c":"e-6","c":":"}',
-    '{"a":0.000001,"b":2.0}',
-    '{"a":0.000001,"b":1e16}',
-    '{"a":0.000001,"a" :0.000001}',
-    "0.000001",
-    "[0.000001]",
-]
+# Numbers orjson writes with the exponent -6, and strings that look like them.
+_SIXES = st.sampled_from([1e-6, 2.5e-6, -9.999999999999999e-6, 3e-6, 1.5e-5, 0.5, 7, -2])
+_TRICKY = st.sampled_from(
+    ["e-6", "1e-6", "x:1e-6,", "0.000001", "[2e-6]", "a,3e-6}", ":", "-e-6]", "1.2.3e-6,"]
+)
 
 
-@pytest.mark.parametrize("text", SIX, ids=range(len(SIX)))
-def test_numbers_of_exponent_minus_six_get_the_strict_answer(
-    text: str, monkeypatch: pytest.MonkeyPatch
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tree=st.recursive(
+        _SIXES | _TRICKY,
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.lists(st.tuples(st.one_of(_KEYS, _TRICKY), children), max_size=4).map(_Pairs)
+        ),
+        max_leaves=10,
+    )
+)
+def test_numbers_of_exponent_minus_six_in_the_published_form_get_the_strict_answer(
+    tree: Any,
 ) -> None:
-    same_parse(text, monkeypatch)
-    expected = strict(text, monkeypatch)
-    for bound in (None, MAX_DEPTH):
-        quick = quick_parse.quick_value(text.encode("utf-8"), bound)
-        if quick is not quick_parse.UNPROVEN:
-            assert not expected.problems, text
-            assert not expected.scan.integral_float, text  # type: ignore[union-attr]
-            assert marshal.dumps(quick, 0) == marshal.dumps(expected.value, 0), text
+    """The published form spells them ``0.000001`` where orjson writes ``1e-6``: the text
+    is vouched for by orjson's writing so respelled, never where a key repeats or where
+    an ``e-6`` sits in a string."""
+    text = published_text(_plain(tree), indent=None) if not _repeats(tree) else None
+    for data in filter(None, [text, _write(tree, 0, (",", ":"), False)]):
+        same_parse(data)
 
 
-def test_a_published_number_of_exponent_minus_six_is_read_without_a_count() -> None:
-    """The harness's atol (1e-6, published 0.000001) no longer sends its runs to the count."""
-    text = b'{"atol":0.000001,"rtol":0.0001,"e":[-0.0000093]}'
-    assert quick_parse.quick_value(text, None) == {"atol": 1e-6, "rtol": 1e-4, "e": [-9.3e-6]}
+def _plain(node: Any) -> Any:
+    if isinstance(node, _Pairs):
+        return {k: _plain(v) for k, v in node}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
 
 
-def test_repeated_keys_beside_numbers_of_exponent_minus_six_are_never_vouched_for() -> None:
-    for text in SIX[2:4] + SIX[6:7] + SIX[10:11] + SIX[13:14]:
-        for bound in (None, MAX_DEPTH):
-            assert quick_parse.quick_value(text, bound) is quick_parse.UNPROVEN, text
+def _repeats(node: Any) -> bool:
+    if isinstance(node, _Pairs):
+        keys = [k for k, _ in node]
+        return len(set(keys)) < len(keys) or any(_repeats(v) for _, v in node)
+    return isinstance(node, list) and any(_repeats(v) for v in node)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e16, max_value=1e16))
-def test_orjson_spells_a_non_integral_number_as_published_but_at_exponent_minus_six(
-    value: float,
-) -> None:
-    """The claim quick_parse's respelling rests on: below 1e16 orjson writes every
-    non-integral number as the published form does, except those it writes ``de-6``."""
-    if value.is_integer():
-        return
-    written = orjson.dumps(value)
-    published = published_text(value, indent=None).encode("ascii")
-    if written.endswith(b"e-6"):
-        assert published.startswith((b"0.00000", b"-0.00000")), (value, written, published)
-    else:
-        assert written == published, (value, written, published)
-
-
-@pytest.mark.parametrize("exponent", range(-8, -4))
-def test_every_mantissa_at_the_edge_exponents_is_spelled_as_claimed(exponent: int) -> None:
-    for digits in ("1", "9.999999999999999", "5", "1.2345678901234567", "3.35065072354368"):
-        value = float(f"{digits}e{exponent}")
-        written = orjson.dumps(value)
-        published = published_text(value, indent=None).encode("ascii")
-        assert written.endswith(b"e-6") or written == published, (value, written, published)
-        if written.endswith(b"e-6"):
-            text = b'{"a":' + published + b"}"
-            assert quick_parse.quick_value(text, None) == {"a": value}
+def test_a_harness_run_is_vouched_for_by_its_published_spelling() -> None:
+    """The harness's atol (1e-6, published 0.000001): orjson's writing respelled is the
+    text itself; with an ``e-6`` in a string the colons are counted instead."""
+    run = b'{"atol":0.000001,"rtol":0.0001,"e":[-0.0000093]}'
+    written = orjson.dumps(orjson.loads(run))
+    assert written != run
+    assert _fast.text._published_sixes(written) == run
+    assert _fast.quick_value(run) == {"atol": 1e-6, "rtol": 1e-4, "e": [-9.3e-6]}
+    in_a_string = run[:-1] + b',"k":"1e-6"}'
+    assert _fast.text._published_sixes(orjson.dumps(orjson.loads(in_a_string))) is None
+    assert _fast.quick_value(in_a_string) == {**orjson.loads(run), "k": "1e-6"}

@@ -1,4 +1,4 @@
-"""The fast validators' patterns: the end anchor's lookahead dropped, the verdicts kept."""
+"""jsonschema-rs's patterns on the fast path: the end anchor's lookahead dropped, same verdicts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelindex_sdk._base.schemas import load_schemas
-from kernelindex_sdk.validation import _registry
+from kernelindex_sdk.validation._fast import patterns
 
 
 def _patterns(node: Any) -> Iterator[str]:
@@ -34,7 +34,7 @@ def test_every_shipped_pattern_loses_its_lookahead() -> None:
     assert len(PATTERNS) >= 5
     for pattern in PATTERNS:
         assert pattern.endswith("$(?!\\n)")
-        assert _registry.end_only(pattern) == pattern[: -len("(?!\\n)")]
+        assert patterns.end_only(pattern) == pattern[: -len("(?!\\n)")]
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_every_shipped_pattern_loses_its_lookahead() -> None:
     ],
 )
 def test_only_an_end_anchor_loses_its_lookahead(pattern: str, expected: str) -> None:
-    assert _registry.end_only(pattern) == expected
+    assert patterns.end_only(pattern) == expected
 
 
 def _validator(pattern: str) -> Any:
@@ -72,12 +72,12 @@ def test_jsonschema_rs_gives_the_same_verdicts(pattern: str, data: st.DataObject
             st.text(max_size=20),
         )
     )
-    original, fast = _validator(pattern), _validator(_registry.end_only(pattern))
+    original, fast = _validator(pattern), _validator(patterns.end_only(pattern))
     assert original.is_valid(text) == fast.is_valid(text)
 
 
 def test_a_trailing_newline_is_refused_by_both() -> None:
     name = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$(?!\\n)"
-    for pattern in (name, _registry.end_only(name)):
+    for pattern in (name, patterns.end_only(name)):
         assert _validator(pattern).is_valid("liger")
         assert not _validator(pattern).is_valid("liger\n")

@@ -12,10 +12,12 @@ from kernelindex_sdk import validation
 from kernelindex_sdk._base.schemas import SCHEMA_FILES, load_schemas
 from kernelindex_sdk._json import text as validation_text
 from kernelindex_sdk._json.walk import MAX_DEPTH
-from kernelindex_sdk.validation import _nesting, _registry
-from kernelindex_sdk.validation._nesting import _Bounds, nesting_bound
+from kernelindex_sdk.validation import _registry
+from kernelindex_sdk.validation._fast import bundles
+from kernelindex_sdk.validation._fast import nesting as _nesting
+from kernelindex_sdk.validation._fast.nesting import _Bounds, nesting_bound
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 
 def depth(value: Any) -> int:
@@ -135,11 +137,12 @@ def test_the_bound_follows_references_between_files() -> None:
 
 @pytest.mark.parametrize("levels", [3, MAX_DEPTH, MAX_DEPTH + 5])
 def test_a_deep_run_after_a_kept_tail_goes_to_the_full_check(levels: int) -> None:
-    """The quick reader counts no brackets in a run: one nested too deep (for the schema,
+    """The bundle reader counts no brackets in a run: one nested too deep (for the schema,
     or past the parser's limit) is refused by the schema and checked in full."""
     lines = (FIXTURES / "h200-jsd-sweep.jsonl").read_text("utf-8").splitlines()
-    reader = validation.BundleReader()
-    assert reader.read(lines[0].encode()) is not None
+    reader = bundles.BundleReader()
+    assert reader._run_brackets is None
+    reader.learn(lines[0].encode(), json.loads(lines[0]))
     assert reader.read(lines[1].encode()) is not None
     head, _, rest = lines[1].partition('"tokens":')
     digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]

@@ -81,7 +81,8 @@ def _say_once(reason: str) -> None:
         if reason in _said:
             return
         _said.add(reason)
-    warnings.warn(f"CPU state not recorded: {reason}", CpuStateWarning, stacklevel=3)
+    # 4: past this function, the sampler's reading and its __enter__ or __exit__.
+    warnings.warn(f"CPU state not recorded: {reason}", CpuStateWarning, stacklevel=4)
 
 
 def _idle_seconds(text: str, ticks_per_s: float) -> dict[int, float]:

@@ -4,9 +4,10 @@
 (CUDA events or CUDA-graph replays on a GPU, a wall clock on the CPU; see :mod:`.timing`),
 and returns a RecordBundle whose protocol says everything that decides comparability: timer,
 statistics and quantile method, warm-up, the sample floor, and the L2 flush. On a GPU the
-GPU's state over the timed loop (clocks, power, temperature, throttle reasons) is sampled
-into ``run.spec.conditions``, an observation no digest covers; inside a git repository (or
-CI) the run gets the provenance annotations of the code measured.
+GPU's state over the timed loop (clocks, power, temperature, throttle reasons), on the CPU
+the share of the CPUs other processes used meanwhile, goes into ``run.spec.conditions``, an
+observation no digest covers; inside a git repository (or CI) the run gets the provenance
+annotations of the code measured.
 """
 
 from __future__ import annotations

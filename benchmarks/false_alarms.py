@@ -55,6 +55,20 @@ Definitions (docs/false-alarms.md says the same for users):
 - **Found**: a history change point at b or within one point of it, in the right
   direction; a compare row significant in the right direction. Other change points in
   an injected series are counted apart.
+- **Degraded** (docs/conditions.md): a run whose recorded conditions make it unfit to
+  compare (its GPU throttled, or other processes shared its CPUs) gets no verdict. A
+  compare row the verdict calls degraded is neither a false alarm nor a finding: it is
+  counted apart (``degraded``), outside both shares. History leaves degraded points out
+  of its scan and lists them (``degraded_points``); a step with no judged point on one
+  side of it cannot be seen and is counted apart too (``steps_hidden_by_degraded_points``).
+  The corpus description counts the degraded runs (``degraded_runs``, by the package's
+  public rule, ``kernelindex_sdk.conditions.record_degraded_reason``) and, where the runs
+  recorded it, the share of the CPUs other processes used (``others_busy``). The anchors
+  have no notion of it: they see every point. A store that does not yet keep each point's
+  degraded mark (store layouts before 4) scans degraded points like any other; the PR
+  check's NEW run is still judged degraded from its file. ``--drop-degraded-from-store``
+  leaves the degraded runs out of the store, as history will leave them out of its scan,
+  and counts them as history's degraded points.
 - **Stability** (when K - 10 >= 6): the change points of the scan of the first K - 10
   points, unmodified and with a step injected there (b at least 3 points from either end
   of the first K - 10), and whether each is still reported at the same point in the same
@@ -125,6 +139,10 @@ CHECKS = ("history", "compare --history", "compare")
 # A compare trial whose NEW run got no row with a ratio (unpaired, or a pair the verdict
 # declined to judge): neither an alarm nor a finding, counted apart.
 UNJUDGED = "unjudged"
+# A compare trial whose row the verdict called degraded (a run's conditions make it unfit
+# to compare: kernelindex_sdk.conditions.degraded_reason): neither an alarm nor a finding,
+# counted apart, as the PR check and the gate leave it.
+DEGRADED = "degraded"
 
 
 # ---------------------------------------------------------------------------------------
@@ -173,21 +191,38 @@ def _checked(result: tuple[int, str, str], what: str) -> str:
 
 
 def called(row: Record) -> str | None:
-    """What a compare JSON row calls: ``slower``, ``faster`` or None (no change, or unpaired).
+    """What a compare JSON row calls: ``slower``, ``faster``, ``DEGRADED`` or None (no
+    change, or unpaired).
 
-    This reads the documented row (docs/compare.md): ``significant`` and ``ratio`` (NEW
-    over BASE). If the verdict's JSON changes, this is the one place to follow it.
+    This reads the documented row (docs/compare.md): ``verdict``, ``significant`` and
+    ``ratio`` (NEW over BASE). If the verdict's JSON changes, this is the one place to
+    follow it.
     """
+    if row.get("verdict") == DEGRADED:
+        return DEGRADED
     if not row.get("significant") or row.get("ratio") is None:
         return None
     return "slower" if row["ratio"] > 1 else "faster"
 
 
-def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
-    """Run the package's commands for every trial of ``plan``; fill in ``Trial.ours``."""
+def ask_ours(
+    plan: Plan, command: Command, folder: Path, *, drop_degraded: bool = False
+) -> dict[str, Any]:
+    """Run the package's commands for every trial of ``plan``; fill in ``Trial.ours``.
+
+    ``drop_degraded`` leaves the degraded runs out of the store (``--drop-degraded-from-
+    store``): what history and the PR check's history see once the store keeps each
+    point's degraded mark, for a store that does not yet.
+    """
     db = str(folder / "store.sqlite3")
     started = time.perf_counter()
-    store_file = _write_jsonl(folder / "store.jsonl", plan.store_records)
+    records, dropped = plan.store_records, set()
+    if drop_degraded:
+        from kernelindex_sdk.conditions import record_degraded_reason
+
+        dropped = {r["run"]["metadata"]["name"] for r in records if record_degraded_reason(r)}
+        records = [r for r in records if r["run"]["metadata"]["name"] not in dropped]
+    store_file = _write_jsonl(folder / "store.jsonl", records)
     _checked(command("ingest", "--db", db, str(store_file)), "kernelindex ingest")
     ingest_s = time.perf_counter() - started
     for branch, trials in plan.scans.items():
@@ -196,6 +231,8 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
             "kernelindex history",
         )
         _fill_changes(json.loads(out)["series"], trials)
+        for t in trials:
+            t.degraded |= {pos for pos, name in enumerate(t.names) if name in dropped}
     for i, (branch, new_docs, trials) in enumerate(plan.pr):
         new_file = _write_jsonl(folder / f"pr-{i}.jsonl", new_docs)
         # Exit 1 would mean an invalid record (the gate is not asked for): fail loudly.
@@ -221,7 +258,8 @@ def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
 
 
 def _fill_changes(series: list[Record], trials: list[Trial]) -> None:
-    """Each scan's change points from history's JSON, as (position, direction).
+    """Each scan's change points from history's JSON, as (position, direction), and the
+    positions of the points history called degraded (judged by no verdict).
 
     A change names the run of the first point after it; where it names none known here
     (a verdict that pools points might), its series and index place it.
@@ -230,6 +268,7 @@ def _fill_changes(series: list[Record], trials: list[Trial]) -> None:
     by_key = {t.key: t for t in trials}
     for t in trials:
         t.ours = []
+        t.degraded = set()
     for found in series:
         key = (
             found["workloadDigest"],
@@ -238,6 +277,9 @@ def _fill_changes(series: list[Record], trials: list[Trial]) -> None:
             found["protocolDigest"],
             found["hardware"],
         )
+        for mark in found.get("degraded", []):
+            trial, pos = by_name.get(mark.get("run"), (by_key[key], mark["index"]))
+            trial.degraded.add(pos)
         for change in found["changes"]:
             trial, pos = by_name.get(change.get("run"), (by_key[key], change["index"]))
             trial.ours.append((pos, change["direction"]))
@@ -291,15 +333,38 @@ def score(trials: list[Trial], answer: str) -> dict[str, Any]:
     unjudged = sum(got(t) == UNJUDGED for t in trials)
     if unjudged:
         out["not_judged"] = unjudged
-    trials = [t for t in trials if got(t) != UNJUDGED]
+    # A degraded compare row is neither an alarm nor a finding: counted apart, and left
+    # out of both shares (the anchors never answer it: they see every point).
+    degraded = [t for t in trials if got(t) == DEGRADED]
+    if degraded:
+        out["degraded"] = len(degraded)
+        out["degraded_null"] = sum(t.step is None for t in degraded)
+    trials = [t for t in trials if got(t) not in (UNJUDGED, DEGRADED)]
     null = [t for t in trials if t.step is None and t.part != "first"]
     if null:
         out.update(_false_alarms(null, got))
-    out.update(_recall([t for t in trials if t.step and t.purpose != "stability"], got))
+        if null[0].check == "history" and answer == "ours":
+            out["degraded_points"] = sum(len(t.degraded) for t in null)
+    stepped = [t for t in trials if t.step and t.purpose != "stability"]
+    if answer == "ours":
+        # History leaves degraded points out of its scan: a step with no fit point on one
+        # side cannot be seen, and is counted apart rather than as missed.
+        hidden = [t for t in stepped if t.check == "history" and not _visible(t)]
+        if hidden:
+            out["steps_hidden_by_degraded_points"] = len(hidden)
+        stepped = [t for t in stepped if t not in hidden]
+    out.update(_recall(stepped, got))
     stability = _stability(trials, got)
     if stability:
         out["stability"] = stability
     return out
+
+
+def _visible(t: Trial) -> bool:
+    """Whether a history scan's step has a point history judges on each side of it."""
+    b = t.step[0]  # type: ignore[index]
+    fit = [pos for pos in range(len(t.values)) if pos not in t.degraded]
+    return any(pos < b for pos in fit) and any(pos >= b for pos in fit)
 
 
 def _false_alarms(null: list[Trial], got: Any) -> dict[str, Any]:
@@ -392,11 +457,22 @@ def noise(corpus: Corpus) -> dict[str, Any]:
 
     ``between_reruns_sd``: the standard deviation of a series' log median across the
     reruns (0.01 is about 1%); ``max_over_min``: its largest median over its smallest;
-    ``within_run_p80_over_p20``: each run's own spread.
+    ``within_run_p80_over_p20``: each run's own spread; ``degraded_runs``: the runs the
+    package's rule calls degraded; ``others_busy``: the share of the CPUs other processes
+    used while each run was timed, where recorded (``run.spec.conditions.cpu``).
     """
-    between, extent, within = [], [], []
+    from kernelindex_sdk.conditions import record_degraded_reason
+
+    between, extent, within, others = [], [], [], []
+    degraded = runs = 0
     for key in corpus.keys:
         docs = [rerun[key] for rerun in corpus.reruns]
+        runs += len(docs)
+        degraded += sum(record_degraded_reason(d) is not None for d in docs)
+        for d in docs:
+            cpu = (d["run"]["spec"].get("conditions") or {}).get("cpu") or {}
+            if "othersBusyFraction" in cpu:
+                others.append(cpu["othersBusyFraction"])
         medians = np.array([median_of(d) for d in docs])
         between.append(float(np.std(np.log(medians), ddof=1)))
         extent.append(float(medians.max() / medians.min()))
@@ -412,6 +488,9 @@ def noise(corpus: Corpus) -> dict[str, Any]:
         "between_reruns_sd": _spread(between),
         "max_over_min": _spread(extent),
         "within_run_p80_over_p20": _spread(within) if within else None,
+        "runs": runs,
+        "degraded_runs": degraded,
+        "others_busy": _spread(others) if others else None,
     }
 
 
@@ -439,7 +518,9 @@ def evaluate(
             pairs=args.pairs,
         )
         with tempfile.TemporaryDirectory(prefix="false-alarms-") as folder:
-            run_info = ask_ours(plan, command, Path(folder))
+            run_info = ask_ours(
+                plan, command, Path(folder), drop_degraded=args.drop_degraded_from_store
+            )
         trials = all_trials(plan)
         detectors: dict[str, Any] = {
             "ours": {
@@ -498,6 +579,29 @@ def _self_test_rules() -> None:
     flat = Trial("compare", key, ["a", "b"], [1.0, 1.0])
     flat.ours = "faster"
     _expect(score([flat], "ours")["false_alarms"] == 1, "a called change on a null pair")
+    # A degraded row is neither an alarm nor a finding, and leaves both shares.
+    shaded = Trial("compare", key, ["c", "d"], [1.0, 1.0])
+    shaded.ours = DEGRADED
+    stepped = Trial("compare", key, ["e", "f"], [1.0, 1.05], step=(1, "slower", 0.05))
+    stepped.ours = DEGRADED
+    figures = score([flat, shaded, stepped], "ours")
+    _expect(
+        (figures["comparisons"], figures["false_alarms"], figures["degraded"]) == (1, 1, 2)
+        and "found" not in figures,
+        f"degraded rows counted apart: {figures}",
+    )
+    _expect(called({"verdict": "degraded", "ratio": 2.0, "significant": False}) == DEGRADED, "")
+    # History: a step with no judged point on one side is hidden, not missed.
+    hidden = Trial("history", key, ["a"] * 8, [1.0] * 8, step=(4, "slower", 0.05))
+    hidden.ours, hidden.degraded = [], {4, 5, 6, 7}
+    seen = Trial("history", key, ["a"] * 8, [1.0] * 8, step=(4, "slower", 0.05))
+    seen.ours, seen.degraded = [(4, "slower")], {5}
+    figures = score([hidden, seen], "ours")
+    _expect(
+        figures.get("steps_hidden_by_degraded_points") == 1
+        and figures["found"]["5%"] == {"injected": 1, "found": 1, "share": 1.0},
+        f"a step hidden by degraded points: {figures}",
+    )
     spec = {
         "timing": {"latencyNs": {"median": 1000}},
         "measurements": [
@@ -562,11 +666,24 @@ def _cell(figures: dict[str, Any], size: str) -> str:
     return f"{100 * found['share']:.1f}% of {found['injected']}" if found else ""
 
 
+def _degraded_cell(figures: dict[str, Any]) -> str:
+    """Compare rows the verdict called degraded (of them, on unmodified reruns), or the
+    points history left out as degraded; steps they hid from history."""
+    parts = []
+    if figures.get("degraded"):
+        parts.append(f"{figures['degraded']} rows ({figures['degraded_null']} unmodified)")
+    if figures.get("degraded_points"):
+        parts.append(f"{figures['degraded_points']} of {figures['points']} points")
+    if figures.get("steps_hidden_by_degraded_points"):
+        parts.append(f"{figures['steps_hidden_by_degraded_points']} steps hidden")
+    return "; ".join(parts)
+
+
 def table(results: dict[str, Any]) -> str:
     lines = [
-        "| corpus | provenance | detector | check | false alarms / 1,000 (n) | 3% found"
-        " | 5% found | 10% found | moved or vanished |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| corpus | provenance | detector | check | false alarms / 1,000 (n) | degraded"
+        " | 3% found | 5% found | 10% found | moved or vanished |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for corpus, found in results.items():
         for variant, detectors in found["variants"].items():
@@ -585,13 +702,14 @@ def table(results: dict[str, Any]) -> str:
                         fa += f"; {figures['not_judged']} not judged"
                     st = figures.get("stability", {})
                     share = st.get("moved_or_vanished_share")
+                    degraded = _degraded_cell(figures)
                     moved = (
                         f"{100 * share:.0f}% of {st['change_points_on_first_points']}"
                         if share is not None
                         else ("none found" if st else "")
                     )
                     lines.append(
-                        f"| {corpus} | {variant} | {detector} | {check} | {fa} | "
+                        f"| {corpus} | {variant} | {detector} | {check} | {fa} | {degraded} | "
                         f"{_cell(figures, '3%')} | {_cell(figures, '5%')} | "
                         f"{_cell(figures, '10%')} | {moved} |"
                     )
@@ -643,6 +761,12 @@ def main() -> int:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "false_alarms.json"
     )
+    parser.add_argument(
+        "--drop-degraded-from-store",
+        action="store_true",
+        help="leave degraded runs out of the store: history as a store with degraded marks"
+        " scans it",
+    )
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
     command = Command(args.fresh_processes)
@@ -692,6 +816,7 @@ def main() -> int:
         "seconds": round(time.perf_counter() - started, 1),
         "calls_of_kernelindex": command.calls,
         "settings": {
+            "drop_degraded_from_store": args.drop_degraded_from_store,
             "rounds": args.rounds,
             "scan_rounds": args.scan_rounds,
             "pairs": args.pairs,

@@ -169,6 +169,7 @@ class Trial:
     part: str = ""  # "first" or "all" for a linked scan
     purpose: str = ""  # "stability": a linked scan, whose step does not count in recall
     ours: Any = None  # history: list[Change]; compare: "slower", "faster" or None
+    degraded: set[int] = field(default_factory=set)  # history: positions it called degraded
     anchors: dict[str, Any] = field(default_factory=dict)
 
 

@@ -37,7 +37,8 @@ def _fake_timer(spreads: Sequence[tuple[float, float]]) -> Callable[..., harness
     """A wall clock giving each timed run in turn 101 samples with the given (p20, p80) ms."""
     calls = iter(spreads)
 
-    def timer(fn: Any, n: int, grad_to_none: Any = ()) -> harness.Measured:
+    def timer(fn: Any, n: int, grad_to_none: Any = (), around: Any = None) -> harness.Measured:
+        # `around` (the CPU-state sampler) is never entered: the fake loop met no state.
         fn()
         p20, p80 = next(calls)
         # Linear quantiles of 101 samples: p20 is the 21st smallest, p80 the 81st.
@@ -171,17 +172,20 @@ def test_the_records_name_the_commit_measured_and_a_given_commit_wins(tmp_path: 
     assert not any("kernelindex.dev/branch" in n for n in notes)
 
 
-def test_a_gpu_state_notice_is_the_commands_own_line_and_others_pass_through() -> None:
+def test_a_state_notice_is_the_commands_own_line_and_others_pass_through() -> None:
     import warnings
 
-    from kernelindex_sdk._cli.bench import _gpu_state_notices
-    from kernelindex_sdk.conditions import GpuStateWarning
+    from kernelindex_sdk._cli.bench import _state_notices
+    from kernelindex_sdk.conditions import CpuStateWarning, GpuStateWarning
 
     err = io.StringIO()
     with warnings.catch_warnings(record=True) as other:
         warnings.simplefilter("always")
-        with _gpu_state_notices(err):
+        with _state_notices(err):
             warnings.warn("GPU state not recorded: no NVML", GpuStateWarning, stacklevel=1)
+            warnings.warn("CPU state not recorded: bad", CpuStateWarning, stacklevel=1)
             warnings.warn("something else", UserWarning, stacklevel=1)
-    assert err.getvalue() == "kernelindex: GPU state not recorded: no NVML\n"
+    assert err.getvalue() == (
+        "kernelindex: GPU state not recorded: no NVML\nkernelindex: CPU state not recorded: bad\n"
+    )
     assert [str(w.message) for w in other] == ["something else"]

@@ -8,7 +8,12 @@ import pytest
 from _records import bundle
 
 from kernelindex_sdk import validation
-from kernelindex_sdk.conditions import DEGRADED_CLOCK_FRACTION, SETTING_REASONS, degraded_reason
+from kernelindex_sdk.conditions import (
+    DEGRADED_CLOCK_FRACTION,
+    DEGRADED_OTHERS_BUSY_FRACTION,
+    SETTING_REASONS,
+    degraded_reason,
+)
 
 
 def _spec(**gpu: Any) -> dict[str, Any]:
@@ -103,3 +108,90 @@ def test_a_sampled_range_out_of_order_is_refused_with_its_pointer() -> None:
     assert [(p.pointer, p.code) for p in problems] == [
         ("/run/spec/conditions/gpu/smClockMhz", "sampled-range")
     ]
+
+
+def _cpu(others: float, cpus: int = 2, **more: Any) -> dict[str, Any]:
+    state = {"availableCpus": cpus, "windowMs": 250.0, "othersBusyFraction": others, **more}
+    return {"status": "passed", "conditions": {"cpu": state}}
+
+
+def test_a_cpu_timing_others_shared_degrades_with_its_numbers() -> None:
+    reason = degraded_reason(_cpu(0.48))
+    assert reason == (
+        "CPU shared: other processes used 48% of 2 CPUs during the timed loop (limit 10%)"
+    )
+    assert degraded_reason(_cpu(0.5, cpus=1)) == (
+        "CPU shared: other processes used 50% of 1 CPU during the timed loop (limit 10%)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("others", "degraded"),
+    [
+        (0.0, False),
+        (DEGRADED_OTHERS_BUSY_FRACTION, False),
+        (DEGRADED_OTHERS_BUSY_FRACTION + 1e-3, True),
+    ],
+    ids=["idle", "at-the-limit", "just-above"],
+)
+def test_the_others_busy_limit_is_the_edge(others: float, degraded: bool) -> None:
+    assert (degraded_reason(_cpu(others)) is not None) is degraded
+
+
+def test_a_share_just_above_the_limit_is_not_written_as_the_limit() -> None:
+    reason = degraded_reason(_cpu(0.104))
+    assert reason is not None
+    assert "used 10.4% of 2 CPUs" in reason
+
+
+def test_a_gpu_and_a_cpu_cause_are_both_said() -> None:
+    spec = _cpu(0.9)
+    spec["conditions"]["gpu"] = {"samples": 2, "throttleReasons": ["HwSlowdown"]}
+    assert degraded_reason(spec) == (
+        "throttled (HwSlowdown); CPU shared: other processes used 90% of 2 CPUs during the timed"
+        " loop (limit 10%)"
+    )
+
+
+@pytest.mark.parametrize("value", [None, "0.5", True, float("nan")], ids=repr)
+def test_a_cpu_share_that_is_not_a_number_degrades_nothing(value: Any) -> None:
+    """degraded_reason reads unvalidated values too (a store row): only numbers count."""
+    assert degraded_reason(_cpu(value)) is None
+
+
+def test_a_record_with_cpu_conditions_is_valid_and_its_digests_do_not_change() -> None:
+    plain = bundle()
+    with_state = bundle()
+    with_state["run"]["spec"]["conditions"] = _cpu(
+        0.48,
+        onlineCpus=4,
+        ownBusyFraction=0.5,
+        loadAverage1mAtStart=2.5,
+        loadAverage1mAtEnd=3.0,
+    )["conditions"]
+    assert validation.validate(with_state) == []
+    for key in ("protocolDigest", "workloadDigest", "environmentDigest", "implementationDigest"):
+        assert with_state["run"]["spec"][key] == plain["run"]["spec"][key]
+
+
+@pytest.mark.parametrize(
+    ("state", "pointer"),
+    [
+        ({"availableCpus": 2, "windowMs": 250, "othersBusyFraction": 1.2}, "/othersBusyFraction"),
+        ({"availableCpus": 2, "windowMs": 250, "othersBusyFraction": -0.1}, "/othersBusyFraction"),
+        ({"availableCpus": 0, "windowMs": 250, "othersBusyFraction": 0.1}, "/availableCpus"),
+        ({"availableCpus": 2, "windowMs": 0, "othersBusyFraction": 0.1}, "/windowMs"),
+        (
+            {"availableCpus": 2, "windowMs": 1, "othersBusyFraction": 0, "ownBusyFraction": 2},
+            "/ownBusyFraction",
+        ),
+        ({"availableCpus": 2, "windowMs": 250}, ""),
+        ({"availableCpus": 2, "windowMs": 250, "othersBusyFraction": 0, "steal": 1}, "/steal"),
+    ],
+    ids=["above-1", "negative", "no-cpus", "no-window", "own-above-1", "no-share", "unknown"],
+)
+def test_the_schema_refuses_a_cpu_state_out_of_range(state: dict[str, Any], pointer: str) -> None:
+    record = bundle()
+    record["run"]["spec"]["conditions"] = {"cpu": state}
+    problems = validation.validate(record)
+    assert [p.pointer for p in problems] == ["/run/spec/conditions/cpu" + pointer]

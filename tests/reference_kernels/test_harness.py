@@ -193,7 +193,9 @@ def test_a_comparison_that_breaks_is_reported_as_the_harness_s() -> None:
 def test_statistics_are_the_quantiles_of_the_samples(monkeypatch: pytest.MonkeyPatch) -> None:
     samples = [float(ms) for ms in (10, 1, 9, 2, 8, 3, 7, 4, 6, 5)]
     monkeypatch.setattr(
-        harness, "time_wall_clock", lambda fn, n, grads=(): harness.Measured(samples_ms=samples)
+        harness,
+        "time_wall_clock",
+        lambda fn, n, grads=(), around=None: harness.Measured(samples_ms=samples),
     )
     x, y = _xy()
     # Ten samples: a protocol asking for more would contradict the record (min-samples).
@@ -457,7 +459,9 @@ def test_the_noisy_annotation_appears_exactly_when_the_rule_says(
 ) -> None:
     samples = _six(p20_ms, p80_ms)
     monkeypatch.setattr(
-        harness, "time_wall_clock", lambda fn, n, grads=(): harness.Measured(samples_ms=samples)
+        harness,
+        "time_wall_clock",
+        lambda fn, n, grads=(), around=None: harness.Measured(samples_ms=samples),
     )
     x, y = _xy()
     doc = bench(lambda: reference.jsd_torch(x, y), min_samples=6)
@@ -477,7 +481,7 @@ def test_a_noisy_run_keeps_the_digests_of_a_clean_one(monkeypatch: pytest.Monkey
         monkeypatch.setattr(
             harness,
             "time_wall_clock",
-            lambda fn, n, grads=(), s=samples: harness.Measured(samples_ms=s),
+            lambda fn, n, grads=(), around=None, s=samples: harness.Measured(samples_ms=s),
         )
         docs.append(bench(lambda: reference.jsd_torch(x, y), min_samples=6))
     clean, noisy = docs

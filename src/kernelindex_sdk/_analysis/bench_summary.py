@@ -4,9 +4,9 @@ It is :func:`kernelindex_sdk.report.render`'s text table (which marks each media
 p20-p80 spread passes the one noise rule, :mod:`kernelindex_sdk._base.noise`, with
 ``noisy``) with what a reader of a fresh benchmark needs before believing a number: the
 legend of that mark, naming the run annotation; each median whose run is degraded
-(:func:`kernelindex_sdk.conditions.degraded_reason`: the GPU throttled, or its clock
-dropped, while it was timed) marked ``degraded``, with one line per such run saying why;
-and a line saying when runs were timed on the CPU.
+(:func:`kernelindex_sdk.conditions.degraded_reason`: the GPU throttled or its clock
+dropped, or other processes used the CPUs, while it was timed) marked ``degraded``, with
+one line per such run saying why; and a line saying when runs were timed on the CPU.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ _CPU_TIMER: Final = "wall_clock"
 DEGRADED_MARK: Final = "degraded"
 #: The legend of :data:`DEGRADED_MARK`, under the tables when any median carries it.
 DEGRADED_LEGEND: Final = (
-    f"{DEGRADED_MARK} = the GPU was throttled, or its SM clock dropped, while the run was"
-    " timed (its run.spec.conditions): the number measured the GPU's state, not only the"
-    " kernel, and no verdict is drawn from it"
+    f"{DEGRADED_MARK} = the GPU was throttled or its SM clock dropped, or other processes"
+    " used the CPUs, while the run was timed (its run.spec.conditions): the number measured"
+    " the machine's state, not only the kernel, and no verdict is drawn from it"
 )
 
 

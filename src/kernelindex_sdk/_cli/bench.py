@@ -197,7 +197,7 @@ def _cmd_bench_jsd(args: argparse.Namespace, io: Streams) -> int:
             progress.update()
 
         try:
-            with _gpu_state_notices(io.stderr):
+            with _state_notices(io.stderr):
                 part.run(write)
         except InputError as err:
             if not reader_gone(err):
@@ -230,19 +230,22 @@ def _with_provenance(value: dict[str, Any], origin: Provenance) -> tuple[dict[st
 
 
 @contextmanager
-def _gpu_state_notices(stderr: IO[str]) -> Iterator[None]:
-    """Say why the GPU's state is not recorded as the command's own line, once."""
-    from ..conditions import GpuStateWarning
+def _state_notices(stderr: IO[str]) -> Iterator[None]:
+    """Say why the GPU's or the CPUs' state is not recorded as the command's own line, once."""
+    from ..conditions import CpuStateWarning, GpuStateWarning
+
+    said = (GpuStateWarning, CpuStateWarning)
 
     with warnings.catch_warnings():
         shown = warnings.showwarning
 
         def show(message: Any, category: Any, *rest: Any, **named: Any) -> None:
-            if isinstance(category, type) and issubclass(category, GpuStateWarning):
+            if isinstance(category, type) and issubclass(category, said):
                 print(f"kernelindex: {message}", file=stderr)
             else:
                 shown(message, category, *rest, **named)
 
         warnings.showwarning = show
-        warnings.simplefilter("default", GpuStateWarning)
+        for kind in said:
+            warnings.simplefilter("default", kind)
         yield

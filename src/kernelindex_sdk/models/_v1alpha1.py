@@ -282,6 +282,40 @@ ThrottleReason: TypeAlias = str
 
 
 @attrs.frozen(kw_only=True)
+class CpuState:
+    """How much of the CPUs this process could run on other processes used while a CPU
+    (wall-clock) timing was taken, from the kernel's counters (Linux: /proc/stat).
+    Recorded for CPU timings only: a GPU timing's host is often shared by design."""
+
+    available_cpus: int = attrs.field(metadata={"wire": "availableCpus"})
+    """The logical CPUs the process could run on (its CPU affinity), over which the
+    fractions are taken."""
+    window_ms: float = attrs.field(metadata={"wire": "windowMs"})
+    """How long the state was read over, milliseconds: the timed loop, and when that was
+    shorter than the sampler's shortest window (0.25 s in the harness), the moments
+    after it up to that window, since the counters tick every 10 ms."""
+    others_busy_fraction: float = attrs.field(metadata={"wire": "othersBusyFraction"})
+    """The share of the available CPUs' time over the window spent on anything but this
+    process: other processes, the kernel's work for them, and time the hypervisor gave
+    to other guests (steal); 0 to 1."""
+    online_cpus: int | None = attrs.field(default=None, metadata={"wire": "onlineCpus"})
+    """The logical CPUs the machine had online."""
+    own_busy_fraction: float | None = attrs.field(
+        default=None, metadata={"wire": "ownBusyFraction"}
+    )
+    """The share of the available CPUs' time over the window this process used (all its
+    threads); 0 to 1."""
+    load_average1m_at_start: float | None = attrs.field(
+        default=None, metadata={"wire": "loadAverage1mAtStart"}
+    )
+    """The machine's 1-minute load average when the window began."""
+    load_average1m_at_end: float | None = attrs.field(
+        default=None, metadata={"wire": "loadAverage1mAtEnd"}
+    )
+    """The machine's 1-minute load average when the window ended."""
+
+
+@attrs.frozen(kw_only=True)
 class SampledRange:
     """A quantity sampled several times: its smallest, median and largest value (min <=
     median <= max)."""
@@ -489,13 +523,15 @@ class EnvironmentSpec:
 
 @attrs.frozen(kw_only=True)
 class Conditions:
-    """The state the device was in while the run was timed, sampled during the timed loop
-    (clocks, power, temperature, throttling): an observation, never part of any digest,
-    so two runs of one benchmark keep their digests whatever state they met. A run whose
-    state makes its timing unfit to compare is degraded
-    (kernelindex_sdk.conditions.degraded_reason says why)."""
+    """The state the machine was in while the run was timed, read during the timed loop (a
+    GPU's clocks, power, temperature and throttling; for a CPU timing, how much of the
+    CPUs other processes used): an observation, never part of any digest, so two runs of
+    one benchmark keep their digests whatever state they met. A run whose state makes
+    its timing unfit to compare is degraded (kernelindex_sdk.conditions.degraded_reason
+    says why)."""
 
     gpu: GpuState | None = attrs.field(default=None)
+    cpu: CpuState | None = attrs.field(default=None)
 
 
 @attrs.frozen(kw_only=True)

@@ -4,9 +4,10 @@
 (CUDA events or CUDA-graph replays on a GPU, a wall clock on the CPU; see :mod:`.timing`),
 and returns a RecordBundle whose protocol says everything that decides comparability: timer,
 statistics and quantile method, warm-up, the sample floor, and the L2 flush. On a GPU the
-GPU's state over the timed loop (clocks, power, temperature, throttle reasons) is sampled
-into ``run.spec.conditions``, an observation no digest covers; inside a git repository (or
-CI) the run gets the provenance annotations of the code measured.
+GPU's state over the timed loop (clocks, power, temperature, throttle reasons), on the CPU
+the share of the CPUs other processes used meanwhile, goes into ``run.spec.conditions``, an
+observation no digest covers; inside a git repository (or CI) the run gets the provenance
+annotations of the code measured.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .. import __version__, digest, load_record
 from .._base import names as _names
 from .._base.noise import NOISY_ANNOTATION, is_noisy
 from .._base.schemas import API_VERSION as API
-from ..conditions import GpuSampler, sample_gpu
+from ..conditions import CpuSampler, GpuSampler, sample_cpu, sample_gpu
 from ..conditions.nvml import say_once
 from ..convert import format_observed_at
 from ..errors import ArgumentError
@@ -263,6 +264,7 @@ def bench(
     labels: dict[str, str] | None = None,
     annotations: dict[str, str] | None = None,
     gpu_state: bool = True,
+    cpu_state: bool = True,
     provenance: Provenance | None = None,
 ) -> RecordBundle:
     """Check ``fn`` against ``reference``, time it, and return the record bundle.
@@ -296,6 +298,10 @@ def bench(
         gpu_state: Sample the GPU's state over the timed loop into ``run.spec.conditions``
             (:func:`kernelindex_sdk.conditions.sample_gpu`; a GPU timer only). Without
             NVML, or where it refuses, the run says so once and records none.
+        cpu_state: On the CPU, record how much of the CPUs other processes used over the
+            timed loop into ``run.spec.conditions``
+            (:func:`kernelindex_sdk.conditions.sample_cpu`, from ``/proc/stat``; the wall
+            clock only). Where ``/proc/stat`` does not exist it records none.
         provenance: Where the measured code came from (commit, branch, commit time), as
             run annotations; by default :func:`kernelindex_sdk.provenance.detect`: CI's
             variables, else ``git`` in the working directory, else none. ``Provenance()``
@@ -324,6 +330,7 @@ def bench(
         min_samples,
         timer,
         gpu_state=gpu_state,
+        cpu_state=cpu_state,
     )
     _record_outcome(spec, outcome, verified=reference is not None, workload=workload)
     notes = _notes(device, annotations, outcome.measured, further, provenance)
@@ -488,7 +495,8 @@ class _Attempt(NamedTuple):
     measured: Measured | None = None
     #: The further outputs' largest errors, as measurements.
     errors: list[dict[str, Any]] = []  # noqa: RUF012 - a NamedTuple default, never mutated
-    #: The GPU's state over the timed loop (``run.spec.conditions``), when it was sampled.
+    #: The GPU's or the CPUs' state over the timed loop (``run.spec.conditions``), when it
+    #: was read.
     conditions: dict[str, Any] | None = None
 
 
@@ -516,8 +524,10 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
     timer: str,
     *,
     gpu_state: bool = True,
+    cpu_state: bool = True,
 ) -> _Attempt:
-    """Check, then time; on a GPU, sample its state over the timed loop (``gpu_state``).
+    """Check, then time; on a GPU, sample its state over the timed loop (``gpu_state``); on
+    the CPU, how much of the CPUs others used meanwhile (``cpu_state``).
 
     Only what ``fn`` (or ``output``) raises is the implementation's error; what the
     reference raises, or the comparison, is reported under its own name.
@@ -550,10 +560,16 @@ def _attempt(  # noqa: PLR0911 - one return per kind of failure, each blamed apa
         except Exception as err:  # the harness's own buffer: not the kernel's failure
             message = f"harness could not allocate its L2 flush buffer: {_one_line(err)}"
             return _Attempt(correctness, _blamed(message), errors=errors)
-    sampler = _sampler(device) if gpu_state else None
+    sampler: GpuSampler | CpuSampler | None
+    if device.type != "cuda":
+        # The wall clock only: a GPU timing's host is often shared by design, and the
+        # GPU's own state says what the timed kernels met.
+        sampler = sample_cpu() if cpu_state else None
+    else:
+        sampler = _sampler(device) if gpu_state else None
     try:
         if device.type != "cuda":
-            measured = time_wall_clock(fn, min_samples, grad_to_none)
+            measured = time_wall_clock(fn, min_samples, grad_to_none, around=sampler)
         elif timer == "cuda-graph":
             measured = time_cuda_graph(fn, grad_to_none, min_samples, around=sampler)
         else:

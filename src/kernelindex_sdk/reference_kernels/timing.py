@@ -173,7 +173,11 @@ def time_cuda_graph(
 
 
 def time_wall_clock(
-    fn: Callable[[], Any], min_samples: int, grad_to_none: Sequence[torch.Tensor] = ()
+    fn: Callable[[], Any],
+    min_samples: int,
+    grad_to_none: Sequence[torch.Tensor] = (),
+    *,
+    around: AbstractContextManager[Any] | None = None,
 ) -> Measured:
     """``time.perf_counter_ns`` around each call, after a few warm-up calls.
 
@@ -183,16 +187,19 @@ def time_wall_clock(
         grad_to_none: Tensors whose ``.grad`` is set to None before each call (outside the
             timed span), as the GPU timers do: a step that ends in ``backward()`` then
             writes a fresh gradient each time instead of adding to the last one.
+        around: Entered after the warm-up, just before the first timed call, and left after
+            the last: the CPU-state sampler (:func:`kernelindex_sdk.conditions.sample_cpu`).
     """
     for _ in range(CPU_WARMUP_CALLS):
         for tensor in grad_to_none:
             tensor.grad = None
         fn()
     samples = []
-    for _ in range(min_samples):
-        for tensor in grad_to_none:
-            tensor.grad = None
-        start = time.perf_counter_ns()
-        fn()
-        samples.append((time.perf_counter_ns() - start) / 1e6)
+    with around if around is not None else contextlib.nullcontext():
+        for _ in range(min_samples):
+            for tensor in grad_to_none:
+                tensor.grad = None
+            start = time.perf_counter_ns()
+            fn()
+            samples.append((time.perf_counter_ns() - start) / 1e6)
     return Measured(samples_ms=samples)

@@ -133,7 +133,7 @@ def test_a_commit_time_out_of_form_is_refused_as_validation_refuses_it_in_any_ba
 
 
 def test_a_sqlite_connection_caches_the_documented_pages(tmp_path: Path) -> None:
-    """Each connection caches up to SQLITE_CACHE_KIB of pages (docs/store.md): SQLite's
+    """Each connection caches up to SQLITE_CACHE_KIB of pages (docs/performance.md): SQLite's
     own default would hold 31 of the store's 64 KiB pages."""
     path = tmp_path / "s.sqlite3"
     with open_store(path) as store:

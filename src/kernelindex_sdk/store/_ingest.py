@@ -298,7 +298,7 @@ class _FileIngest:
     record's text, not its parsed value: a harness bundle's value is about 11 KB, three
     times its text, and 2,000 of them held until their batch went in (22 MB, more than
     the caches keep) were written to memory, then read from it again for their columns
-    and once more to be freed (docs/store.md, "Where a large bundle's time went").
+    and once more to be freed (docs/performance.md, "Where a large bundle's time went").
 
     Each batch's new objects and runs go in as it completes, so memory holds one batch
     of texts and columns. A batch repeats what an earlier one stored, and the store

@@ -3,7 +3,7 @@
 A connection opened for reading is read-only (``mode=ro``): it never takes the write
 lock, never changes the file (a reader of a file that is no store leaves its bytes and
 its journal mode as they were), and in a store's write-ahead log it never waits for a
-writer. A writer sets the store's settings (docs/store.md, "SQLite settings") only once
+writer. A writer sets the store's settings (docs/performance.md, "SQLite settings") only once
 the file is a store.
 """
 
@@ -50,14 +50,14 @@ _BUSY_MS: Final = 60_000
 # chunks of this many.
 _CHUNK: Final = 500
 # The page size of a new SQLite store: a run's record text is a few KiB, and with
-# SQLite's default 4 KiB pages an insert cost 2.5 times as much CPU (docs/store.md).
+# SQLite's default 4 KiB pages an insert cost 2.5 times as much CPU (docs/performance.md).
 _PAGE_BYTES: Final = 65536
 #: The most of its store's pages a SQLite connection caches, in KiB: 512 of the store's
 #: 64 KiB pages, about as many pages as SQLite's default (2,000 KiB) holds of its default
 #: 4 KiB ones, where with 64 KiB pages that default holds 31. A file's ingest keeps more
 #: pages in use than 31 (the last page of each table it appends to, and every page of
 #: the name index its runs' names fall on): with the default, pages went out to the log
-#: and were read back and written again (docs/store.md).
+#: and were read back and written again (docs/performance.md).
 SQLITE_CACHE_KIB: Final = 32768
 # Rows read from a cursor at a time where a read streams (export).
 _FETCH: Final = 500

@@ -1,6 +1,6 @@
 """Change points of one series of timings: where its level stepped, tested for significance.
 
-The method (docs/history.md states it in full):
+The method (docs/performance.md states it in full):
 
 - The series is taken as ``log(median)``, so a step is a ratio and 1% noise is 1% at
   any level.

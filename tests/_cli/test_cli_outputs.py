@@ -94,6 +94,9 @@ def test_what_a_folder_would_not_read_is_no_input(tmp_path: Path) -> None:
         [folder / "plot.png", folder / "new.jsonl", "-", os.devnull], [folder, "-"]
     )
     refuse_overwriting_inputs([folder / "a.jsonl"], [])
+    # The same folder does guard the file it reads: the calls above were not vacuous.
+    with pytest.raises(OutputIsInputError):
+        refuse_overwriting_inputs([folder / "a.jsonl"], [folder])
 
 
 def test_a_file_descriptor_output_is_compared_too(tmp_path: Path) -> None:

@@ -120,3 +120,10 @@ def test_the_package_top_is_the_documented_one() -> None:
     assert f"**{len(entries)} entries**" in section
     private = [e for e in entries if e.startswith("_") and not e.startswith("__")]
     assert private == ["_analysis/", "_base/", "_cli/", "_json/", "_version.py"]
+
+
+def test_test_modules_have_unique_basenames() -> None:
+    """tests/ has no __init__.py (pytest imports each file by its basename, `pythonpath =
+    ["tests"]`): two test files of one name in two folders would not both be collected."""
+    names = [p.name for p in (ROOT / "tests").rglob("*.py") if "__pycache__" not in p.parts]
+    assert sorted({n for n in names if names.count(n) > 1} - {"conftest.py"}) == []

@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 from _cli_runner import RunCli
+from _hostile_text import BENIGN, HOSTILE, RAW_CONTROL, assert_markdown_shape, compare_records
 from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
 from kernelindex_sdk import compare as cmp
 from kernelindex_sdk._analysis.runs import Stat
+from kernelindex_sdk._cli import main
 from kernelindex_sdk.importers import liger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -615,3 +617,68 @@ def test_a_geomean_over_rows_all_within_the_noise_is_not_a_change() -> None:
     assert mean.ratio < 0.7
     geomean = next(line for line in cmp.render(result).splitlines() if line.startswith("geomean"))
     assert geomean.split()[-1] == "~"
+
+
+# Hostile input: record text that tries to forge a line, row, cell, heading or formula.
+def _compare_output(text: str, fmt: str) -> str:
+    base, new = compare_records(text)
+    return cmp.render(cmp.compare(base, new), fmt)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_compare_tables_keep_their_shape(fmt: str) -> None:
+    hostile, benign = _compare_output(HOSTILE, fmt), _compare_output(BENIGN, fmt)
+    assert hostile.count("\n") == benign.count("\n")
+    assert not RAW_CONTROL.search(hostile)
+    assert not any(
+        line.startswith(("kernelindex:", "#", "| forged")) for line in hostile.split("\n")
+    )
+    if fmt == "markdown":
+        assert_markdown_shape(hostile, benign)
+
+
+def test_compare_csv_has_no_formula_and_one_row_per_pair() -> None:
+    hostile, benign = _compare_output(HOSTILE, "csv"), _compare_output(BENIGN, "csv")
+    rows = list(csv.reader(io.StringIO(hostile)))
+    assert len(rows) == len(list(csv.reader(io.StringIO(benign))))
+    assert hostile.count("\n") == benign.count("\n")
+    for row in rows:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), cell
+            assert not RAW_CONTROL.search(cell)
+    # The text is still there to read, made inert.
+    assert any(cell.startswith("'=HYPERLINK(") for row in rows for cell in row)
+
+
+def test_compare_json_stays_strict_json_with_the_text_intact() -> None:
+    out = _compare_output(HOSTILE, "json")
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"non-JSON constant {name}")
+
+    rows = json.loads(out, parse_constant=refuse)
+    assert len(rows) == len(json.loads(_compare_output(BENIGN, "json")))
+    # JSON carries the exact text: its reader decides how to show it.
+    assert rows[0]["base"]["provider"] == HOSTILE
+    assert "\n" not in out.replace(",\n", "").replace("[\n", "").replace("\n]", "").strip()
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_stderr_lines_of_the_gate_cannot_be_forged(tmp_path: Any) -> None:
+    lines = {}
+    for text in (HOSTILE, BENIGN):
+        base, new = compare_records(text)
+        b = write_jsonl(tmp_path / "b.jsonl", base)
+        n = write_jsonl(tmp_path / "n.jsonl", new)
+        status, _, err = _cli("compare", str(b), str(n), "--fail-on-regression", "5")
+        assert status == 1
+        lines[text] = err.split("\n")
+    assert len(lines[HOSTILE]) == len(lines[BENIGN])
+    assert lines[HOSTILE][0].startswith("regression: ")
+    assert not any(line.startswith("kernelindex: 0") for line in lines[HOSTILE])
+    assert not RAW_CONTROL.search("\n".join(lines[HOSTILE]))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from _cli_runner import RunCli
+from _hostile_text import BENIGN, HOSTILE, RAW_CONTROL, assert_markdown_shape, on_gpu
 from _records import bundle, write_jsonl
 
 import kernelindex_sdk as ki
@@ -238,3 +239,23 @@ def test_importing_the_modules_does_not_import_matplotlib() -> None:
         " assert 'matplotlib' not in sys.modules, 'matplotlib imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# Hostile input: record text that tries to forge a line, row, cell, heading or markup.
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_report_tables_keep_their_shape(fmt: str) -> None:
+    def records(text: str) -> list[dict[str, Any]]:
+        return [
+            on_gpu(bundle(provider=p, params={"tokens": t, "mode": text}), text)
+            for t in (1, 2)
+            for p in (text, "torch")
+        ] + [on_gpu(bundle(provider=text, params={"tokens": text, "mode": "x"}), text)]
+
+    hostile = report.render(report.families(records(HOSTILE)), fmt)
+    benign = report.render(report.families(records(BENIGN)), fmt)
+    assert hostile.count("\n") == benign.count("\n")
+    assert not RAW_CONTROL.search(hostile)
+    headings = [line for line in hostile.split("\n") if line.startswith("#")]
+    assert len(headings) == len([line for line in benign.split("\n") if line.startswith("#")])
+    if fmt == "markdown":
+        assert_markdown_shape(hostile, benign)

@@ -20,16 +20,10 @@ ARCHITECTURE = Path(__file__).resolve().parents[1] / "architecture.md"
 _START = "<!-- import-graph:start (docs/hooks/import_graph.py) -->"
 _END = "<!-- import-graph:end -->"
 _PACKAGE = "kernelindex_sdk"
-# Modules drawn as one box: a public face with its private parts, the CLI with its entry.
-_BOXES = {
-    "compare": "analysis",
-    "report": "analysis",
-    "merge": "analysis",
-    "_analysis": "analysis",
-    "__main__": "_cli",
-}
+# Modules drawn as one box: the CLI with its entry.
+_BOXES = {"__main__": "_cli"}
 _LABELS = {
-    "analysis": "analysis (compare, report, merge, _analysis/)",
+    "_analysis": "_analysis/ (runs, families, labels, tables, rendering, plots, bench summary)",
     "kernelindex_sdk": "kernelindex_sdk (__init__: the public API)",
     "_base": "_base/ (schemas, files, numbers, timestamps, names, noise, units, display)",
     "errors": "errors/ (the exceptions, their message text)",

@@ -17,6 +17,7 @@ import attrs
 from . import verdict as _verdict
 from ._analysis import compare_render as _render
 from ._analysis.compare_render import FORMATS
+from ._analysis.labels import environment_label
 from ._analysis.runs import Run, RunSet, Stat, load_runs, run_set, short_digest
 from ._base import arguments as _arguments
 from ._base.display import short_repr
@@ -322,23 +323,6 @@ class Comparison:
 
 def _sides(pair: Pair) -> Iterator[Run]:
     yield from (r for r in (pair.base, pair.new) if r is not None)
-
-
-def environment_label(run: Run, *sets: RunSet) -> str:
-    """The run's GPU (``hardware.product``) when an environment object is known, else a digest.
-
-    Raises:
-        ArgumentError: when ``run`` is not a Run or a set is not a RunSet.
-    """
-    _arguments.instance(run, Run, "run")
-    for s in sets:
-        _arguments.instance(s, RunSet, "sets")
-        spec = s.objects.get(run.environment_digest)
-        if isinstance(spec, dict):
-            product = spec.get("hardware", {}).get("product")
-            if product:
-                return str(product)
-    return short_digest(run.environment_digest)
 
 
 def workload_label(run: Run, names: Iterable[str] | None = None) -> str:

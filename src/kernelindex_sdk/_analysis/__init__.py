@@ -1,5 +1,6 @@
-"""The private parts of compare, report and merge: runs, tables, rendering and plots.
+"""The private parts of compare, report and merge: runs, families, tables, rendering and plots.
 
-:mod:`kernelindex_sdk.compare` and :mod:`kernelindex_sdk.report` are the public faces.
-Nothing here imports them back: rendering and plotting take what they draw as arguments.
+:mod:`kernelindex_sdk.compare`, :mod:`kernelindex_sdk.report` and
+:mod:`kernelindex_sdk.merge` are the public faces, independent of each other; what two of
+them share lives here. Nothing here imports them back (an import-linter contract).
 """

@@ -17,8 +17,8 @@ from typing import Any, Final
 from .._base.noise import NOISY_ANNOTATION
 from ..conditions import record_degraded_reason
 from ..convert import dump
-from ..report import Family, families, table_rows
 from .compare_render import noise_legend
+from .families import Family, families, table_rows
 from .runs import run_set
 from .tables import text_table
 

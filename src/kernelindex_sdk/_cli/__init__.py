@@ -39,7 +39,7 @@ __all__ = ["main"]
 
 # Subcommands in the order --help lists them; each module adds its parsers.
 _COMMANDS = (records, importer, exports, bench, merge, analysis, store, history, site)
-# The module that adds each command's parser (tests/test_cli_parser.py holds this to what
+# The module that adds each command's parser (tests/_cli/test_cli_parser.py holds this to what
 # the modules add): a command line that starts with a command needs that module's
 # parsers only, not all of them (6 ms of building for the whole, most of a short
 # command's own time).

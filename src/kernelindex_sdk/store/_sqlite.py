@@ -131,7 +131,7 @@ def _file_uri(path: str, mode: str) -> str:
     """A ``file:`` URI for ``path`` opened in ``mode``.
 
     The path's own bytes are quoted, so a name that is not UTF-8 (held as surrogate
-    escapes) still names its file (tests/test_cli_arguments.py pins it).
+    escapes) still names its file (tests/_cli/test_cli_arguments.py pins it).
     """
     return "file:" + urllib.parse.quote(os.fsencode(path)) + "?mode=" + mode
 

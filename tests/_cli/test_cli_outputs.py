@@ -19,8 +19,8 @@ from kernelindex_sdk._base.files import refuse_overwriting_inputs
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.errors import InputError, OutputIsInputError
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 EXAMPLE = FIXTURES / "liger-jsd-forward-torch-b200.json"
 SWEEP = FIXTURES / "h200-jsd-sweep.jsonl"
 CSV = FIXTURES / "liger" / "fused_moe.csv"
@@ -94,6 +94,9 @@ def test_what_a_folder_would_not_read_is_no_input(tmp_path: Path) -> None:
         [folder / "plot.png", folder / "new.jsonl", "-", os.devnull], [folder, "-"]
     )
     refuse_overwriting_inputs([folder / "a.jsonl"], [])
+    # The same folder does guard the file it reads: the calls above were not vacuous.
+    with pytest.raises(OutputIsInputError):
+        refuse_overwriting_inputs([folder / "a.jsonl"], [folder])
 
 
 def test_a_file_descriptor_output_is_compared_too(tmp_path: Path) -> None:
@@ -458,3 +461,59 @@ def test_devices_take_ascii_gpu_indices_below_the_visible_count(text: str) -> No
     with pytest.raises(LaunchError, match=r"^--devices: expected 'all' or comma-separated"):
         parse_devices(text, 16)
     assert parse_devices("0, 15", 16) == [0, 15]
+
+
+# Hostile input: a site folder that holds the store it reads (by path, symlink or cwd).
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(argv), stdout=out, stderr=err, stdin=io.BytesIO())
+    return status, out.getvalue(), err.getvalue()
+
+
+def _site_with_store(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder an earlier ``site`` wrote, then the store copied into it."""
+    db = tmp_path / "ki.sqlite3"
+    status, _, err = _cli("ingest", str(SWEEP), "--db", str(db))
+    assert status == 0, err
+    out = tmp_path / "dash"
+    status, _, err = _cli("site", str(out), "--db", str(db))
+    assert status == 0, err
+    inside = out / "nested" / "ki.sqlite3"
+    inside.parent.mkdir()
+    shutil.copyfile(db, inside)
+    return out, inside
+
+
+@pytest.mark.parametrize("how", ["path", "symlink", "cwd"])
+def test_site_refuses_an_out_folder_holding_its_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    out, inside = _site_with_store(tmp_path)
+    before = inside.read_bytes()
+    target = str(out)
+    if how == "symlink":
+        (tmp_path / "alias").symlink_to(out, target_is_directory=True)
+        target = str(tmp_path / "alias")
+    elif how == "cwd":
+        monkeypatch.chdir(out / "nested")
+        target = ".."
+    status, stdout, stderr = _cli("site", target, "--db", str(inside))
+    assert status == 2, stderr
+    assert stdout == ""
+    assert stderr.count("\n") == 1, stderr
+    assert "holds the store" in stderr, stderr
+    assert inside.read_bytes() == before
+
+
+def test_site_refuses_the_default_store_in_the_out_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, inside = _site_with_store(tmp_path)
+    shutil.move(inside, out / "kernelindex.sqlite3")
+    monkeypatch.delenv("KERNELINDEX_DB", raising=False)
+    monkeypatch.chdir(out)
+    status, _, stderr = _cli("site", ".")
+    assert status == 2, stderr
+    assert "holds the store" in stderr, stderr
+    assert (out / "kernelindex.sqlite3").is_file()
+    assert os.path.isfile(out / "index.html")

@@ -13,7 +13,7 @@ from kernelindex_sdk._base.display import MAX_VALUE, short_repr
 from kernelindex_sdk._cli import main
 from kernelindex_sdk.errors import Problem
 
-VECTORS = Path(__file__).parent / "vectors"
+VECTORS = Path(__file__).parents[1] / "vectors"
 RUN = {"apiVersion": "kernelindex.dev/v1alpha1", "kind": "BenchmarkRun"}
 
 

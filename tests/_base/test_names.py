@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kernelindex_sdk._base import names as _names
 
-COMMON = Path(__file__).resolve().parent.parent / "schemas" / "v1alpha1" / "common.json"
+COMMON = Path(__file__).resolve().parents[2] / "schemas" / "v1alpha1" / "common.json"
 
 
 def schema_name() -> dict[str, object]:

@@ -22,8 +22,8 @@ from kernelindex_sdk._json import text as _jsontext
 from kernelindex_sdk.documents import validate_paths
 from kernelindex_sdk.validation import _registry
 
-BAD = Path(__file__).parent / "bad"
-EXPECTED = json.loads((Path(__file__).parent / "bad_expected.json").read_text("utf-8"))
+BAD = Path(__file__).parents[1] / "bad"
+EXPECTED = json.loads((Path(__file__).parents[1] / "bad_expected.json").read_text("utf-8"))
 
 
 def test_bad_corpus_has_at_least_forty_documents() -> None:
@@ -235,7 +235,9 @@ def _apply(doc: dict[str, Any], mutation: tuple[tuple[Any, ...], Any, str]) -> d
 
 
 EXAMPLE = json.loads(
-    (Path(__file__).parent / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text("utf-8")
+    (Path(__file__).parents[1] / "fixtures" / "liger-jsd-forward-torch-b200.json").read_text(
+        "utf-8"
+    )
 )
 
 

@@ -19,7 +19,7 @@ from kernelindex_sdk._analysis.bench_summary import (
 from kernelindex_sdk._base import noise as _noise
 from kernelindex_sdk.report import summary_text
 
-H200_SWEEP = Path(__file__).parent / "fixtures" / "h200-jsd-sweep.jsonl"
+H200_SWEEP = Path(__file__).parents[1] / "fixtures" / "h200-jsd-sweep.jsonl"
 
 
 def _point(provider: str, tokens: int, p20: int, p80: int, **kw: Any) -> dict[str, Any]:

@@ -49,6 +49,49 @@ def test_a_single_sample_has_no_spread() -> None:
     )
 
 
+def _spread_of(median: float, samples: int | None) -> Point:
+    """A run whose p20-p80 spans 2% (a standard deviation of about 1.2%)."""
+    return Point(median=median, p20=median * 0.99, p80=median * 1.01, samples=samples)
+
+
+def test_the_same_spread_from_few_samples_is_judged_more_cautiously() -> None:
+    """8% slower with a p20-p80 of 2% on each side: from 1,000 samples the spread is known
+    (x1.04) and 8% passes 3.29 x 1.7%; from 5 it may be 2.4 times wider, and 8% is
+    within 3.29 x 4.0%."""
+    many = judge(_spread_of(100.0, 1000), _spread_of(108.0, 1000))
+    few = judge(_spread_of(100.0, 5), _spread_of(108.0, 5))
+    assert (many.kind, few.kind) == ("regression", "same")
+    assert few.reason.startswith("within the noise: +8.0%")
+    assert "from the runs' p20-p80, 5 samples" in few.reason
+    assert "1,000 samples" in many.reason
+    # An unknown count keeps 0.6.1's reading of the spread as it is.
+    assert judge(_spread_of(100.0, None), _spread_of(108.0, None)).kind == "regression"
+
+
+def test_a_runs_own_noise_is_raised_to_its_upper_bound_for_its_samples() -> None:
+    """The factor is the replicates' bound for n - 1 degrees of freedom: small for a GPU
+    run of hundreds or thousands of samples, large for a run of a few."""
+    as_read = _spread_of(100.0, None).own_sd
+    assert as_read == pytest.approx(math.log(1.01 / 0.99) / v.SPREAD_SD)
+    factor = {n: _spread_of(100.0, n).own_sd / as_read for n in (2, 5, 100, 1000, 10_000)}
+    for n, found in factor.items():
+        assert found == pytest.approx(v.upper_sd(1.0, n - 1))
+    assert factor[1000] < 1.05
+    assert factor[10_000] < factor[1000] < factor[100] < 1.15
+    assert 2.3 < factor[5] < 2.5
+    assert factor[2] > 10
+    # A noisy run's whole p20-p80 is raised alike.
+    noisy = Point(median=100.0, p20=80.0, p80=120.0, samples=100)
+    assert noisy.own_sd == pytest.approx(v.upper_sd(math.log(1.5), 99))
+
+
+def test_a_pooled_point_is_judged_by_its_fewest_samples() -> None:
+    pooled = v.pool([_spread_of(100.0, 1000), _spread_of(100.0, 5)])
+    assert pooled.samples == 5
+    assert pooled.own_sd == pytest.approx(_spread_of(100.0, 5).own_sd)
+    assert v.pool([_spread_of(100.0, 1000), _spread_of(100.0, None)]).samples is None
+
+
 def test_the_noise_replicates_show_judges_with_its_upper_bound() -> None:
     """Replicates that move 3% (40 df) keep 8% within the noise; 1 df of them, more."""
     noise = Noise(sd=0.03, df=40)

@@ -13,7 +13,10 @@ summary table and every page of the dashboard ask :func:`judge`; none decides on
   p20 above 1.10, its whole ``ln(p80 / p20)``), what the series' replicates show (their
   standard deviation, raised to its 95% upper bound for their degrees of freedom) and
   0.5%, the least run-to-run noise a run is assumed to have; divided by the root of the
-  runs pooled. A run of one sample has no spread.
+  runs pooled. What its own samples show is an estimate from ``n`` samples: where ``n``
+  is known it is raised to its 95% upper bound for ``n - 1`` degrees of freedom (x1.13 at
+  100 samples, x1.04 at 1,000, x2.4 at 5), as the replicates' is. A run of one sample has
+  no spread.
 - The change is **beyond the noise** when ``|ln r| > 3.29 * sqrt(s_base^2 + s_new^2)`` (a
   two-sided 0.1% test: one false alarm in 1,000 comparisons of Gaussian noise).
 - It **counts** when it may reach the threshold (the smallest change that counts): its
@@ -147,6 +150,7 @@ class Point:
         p80: The 80th percentile, likewise.
         runs: How many runs the point pools.
         samples: How many samples each run timed (the fewest, when pooled); None unknown.
+            Its p20-p80 is an estimate from them: :attr:`own_sd` takes its upper bound.
         degraded: Why the point is unfit to compare (a run of it was degraded), or None.
     """
 
@@ -172,13 +176,24 @@ class Point:
         """What its own samples say of a run's noise (log units): the standard deviation of
         a Gaussian with its p20-p80; for a noisy run (p80 / p20 above
         :data:`~kernelindex_sdk._base.noise.NOISY_SPREAD`, the one rule) its whole
-        p20-p80 range; 0 without a spread (a single sample has none)."""
+        p20-p80 range; raised to its 95% upper bound for ``samples - 1`` degrees of
+        freedom (:func:`upper_sd`) when :attr:`samples` is known; 0 without a spread (a
+        single sample has none)."""
         spread = self.spread
         if spread is None:
             return 0.0
         # A disturbed run's median moves between runs by more than its spread shows: on
         # the CPU reruns under load, 5 times slower with p80/p20 of 1.5 to 1.9.
-        return spread if spread > _NOISY_LOG else spread / SPREAD_SD
+        sd = spread if spread > _NOISY_LOG else spread / SPREAD_SD
+        if self.samples is None:
+            # Unknown (a store of 0.6.1's layout, a foreign record): the spread as read.
+            return sd
+        # A p20-p80 read from few samples may understate the run's spread: the same
+        # bound the replicates' standard deviation gets (tests/test_verdict.py,
+        # test_the_same_spread_from_few_samples_is_judged_more_cautiously). It is the
+        # sample standard deviation's bound: quantiles are less efficient, so it is a
+        # floor on the uncertainty, not all of it.
+        return upper_sd(sd, self.samples - 1)
 
     def sd(self, noise: Noise | None = None) -> float:
         """This point's noise in log units: the largest of :attr:`own_sd`, ``noise``'s
@@ -319,6 +334,9 @@ def _source(base: Point, new: Point, noise: Noise | None) -> str:
         return "the least a run has"
     if known >= own:
         return f"from {noise.source}, {noise.df} df" if noise is not None else ""
+    counts = [p.samples for p in (base, new) if p.own_sd == own and p.samples is not None]
+    if counts:
+        return f"from the runs' p20-p80, {counts[0]:,} samples"
     return "from the runs' p20-p80"
 
 

@@ -1,8 +1,8 @@
 """A layout-3 store (kernelindex-sdk 0.6.1's) and a snapshot of a store to compare.
 
-A store of this version taken back to layout 3: ``runs.degraded`` dropped (the one column
-layout 4 added) and the version record set to 3, which is what 0.6.1 makes from the same
-records.
+A store of this version taken back to layout 3: ``runs.degraded`` and ``runs.samples``
+dropped (the columns layout 4 added) and the version record set to 3, which is what 0.6.1
+makes from the same records.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def layout3_store(url: str, files: list[Path], **provenance: str) -> None:
     with open_store(url) as store:
         assert store.ingest(files, **provenance).ok
     query(url, "ALTER TABLE runs DROP COLUMN degraded")
+    query(url, "ALTER TABLE runs DROP COLUMN samples")
     query(url, "UPDATE kernelindex_layout SET value = '3' WHERE key = 'layout_version'")
 
 

@@ -87,6 +87,32 @@ def test_the_degraded_column_is_the_conditions_verdict() -> None:
     assert "HwSlowdown" in reason
 
 
+def test_the_samples_column_is_the_timings_sample_count() -> None:
+    """``runs.samples`` is ``timing.samples`` as an integer (the schema's integer admits
+    ``100.0``); a run without timing, or without a count, has none."""
+    timed = _run(timing={"latencyNs": {"median": 5}, "samples": 100})
+    assert run_row(timed, "s", "t")[0][_AT("samples")] == 100
+    timed["spec"]["timing"]["samples"] = 100.0
+    found = run_row(timed, "s", "t")[0][_AT("samples")]
+    assert (found, type(found)) == (100, int)
+    del timed["spec"]["timing"]["samples"]
+    assert run_row(timed, "s", "t")[0][_AT("samples")] is None
+    assert run_row(_run(), "s", "t")[0][_AT("samples")] is None
+
+
+def test_a_stored_runs_samples_reach_its_row_and_its_verdict_point(
+    store: Store, tmp_path: Path
+) -> None:
+    few = bundle(params={"tokens": 7, "dtype": "fp32"})
+    few["run"]["spec"]["timing"]["samples"] = 5
+    unknown = json.loads(json.dumps(few))
+    unknown["run"]["metadata"]["name"] += "-unknown"
+    del unknown["run"]["spec"]["timing"]["samples"]
+    assert store.ingest([_lines(tmp_path / "a.jsonl", [few, unknown])]).added == 2
+    counts = {row.name: row.samples for row in store.rows()}
+    assert counts == {few["run"]["metadata"]["name"]: 5, unknown["run"]["metadata"]["name"]: None}
+
+
 def test_rounding_is_once_and_half_to_even_as_before() -> None:
     run: dict[str, Any] = {
         "spec": {

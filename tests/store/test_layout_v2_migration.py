@@ -149,6 +149,14 @@ def _v2_rows(stores: Stores) -> list[RunRow]:
     ]
 
 
+def _samples_of(text: str) -> int | None:
+    """``timing.samples`` of a stored run's text (a bundle or a run), None without."""
+    value = json.loads(text)
+    timing = value.get("run", value)["spec"].get("timing") or {}
+    found: int | None = timing.get("samples")
+    return found
+
+
 def test_fixture_is_layout_two(v2: Stores) -> None:
     assert _one(v2.connect, "SELECT value FROM kernelindex_layout") == [("2",)]
     assert _one(v2.connect, "SELECT count(*) FROM runs") == [(19,)]
@@ -167,7 +175,11 @@ def test_v2_store_is_migrated_with_every_value_kept(v2: Stores) -> None:
     expected_export = [export_line(t, f) for t, f in documents] + [
         export_line(t, f) for _, t, f in texts
     ]
-    before = _v2_rows(v2)
+    # Layout 2's columns, and layout 4's runs.samples from each run's text (runs and
+    # their texts share a seq, both read in its order).
+    counts = [_samples_of(text) for _, text, _ in texts]
+    assert any(n is not None for n in counts)
+    before = [row._replace(samples=n) for row, n in zip(_v2_rows(v2), counts, strict=True)]
     order = sorted(before, key=lambda r: (r.order_key, r.name))
 
     with open_store(url) as store:

@@ -1,6 +1,7 @@
-"""Layout 3 to 4: ``runs.degraded``, each stored run's mark computed from its record's
-text (``conditions.degraded_reason`` of its ``spec``) in one transaction, by a command
-that writes (``kernelindex migrate``, or ingest), never by a reader.
+"""Layout 3 to 4: ``runs.degraded`` and ``runs.samples``, each stored run's mark and
+sample count computed from its record's text (``conditions.degraded_reason`` of its
+``spec``, its ``timing.samples``) in one transaction, by a command that writes
+(``kernelindex migrate``, or ingest), never by a reader.
 
 The layout-3 stores are written by kernelindex-sdk 0.6.1's own code (``src/`` of main
 when layout 4 branched, from the repository's history), SQLite and PostgreSQL.
@@ -45,8 +46,10 @@ def _gpu(throttle: list[str], low: float, high: float) -> dict[str, Any]:
 
 
 def _corpus() -> list[dict[str, Any]]:
-    """Runs without conditions, fit ones, and degraded ones (throttled, clocks dropped)."""
+    """Runs without conditions, fit ones, and degraded ones (throttled, clocks dropped);
+    one without a sample count."""
     runs = sweep_bundles()[:6]
+    del runs[4]["run"]["spec"]["timing"]["samples"]
     runs[1]["run"]["spec"]["conditions"] = _gpu([], 1980, 1980)
     runs[2]["run"]["spec"]["conditions"] = _gpu(["HwSlowdown"], 1980, 1980)
     runs[3]["run"]["spec"]["conditions"] = _gpu(["GpuIdle"], 1000, 1980)
@@ -61,6 +64,12 @@ def layout3_src(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _expected(runs: list[dict[str, Any]]) -> dict[str, str | None]:
     return {run["run"]["metadata"]["name"]: degraded_reason(run["run"]["spec"]) for run in runs}
+
+
+def _samples(runs: list[dict[str, Any]]) -> dict[str, int | None]:
+    return {
+        run["run"]["metadata"]["name"]: run["run"]["spec"]["timing"].get("samples") for run in runs
+    }
 
 
 def test_a_layout_3_store_of_0_6_1_migrates_with_each_runs_degraded_mark(
@@ -85,8 +94,13 @@ def test_a_layout_3_store_of_0_6_1_migrates_with_each_runs_degraded_mark(
     expected = _expected(runs)
     assert sum(reason is not None for reason in expected.values()) == 2
     assert dict(query(store_url, "SELECT name, degraded FROM runs")) == expected
+    counts = _samples(runs)
+    # Every run its own count, but the one that recorded none.
+    assert [type(n) for n in counts.values()] == [int] * 4 + [type(None), int]
+    assert dict(query(store_url, "SELECT name, samples FROM runs")) == counts
     with open_store(store_url, create=False) as store:
         assert {row.name: row.degraded for row in store.rows()} == expected
+        assert {row.name: row.samples for row in store.rows()} == counts
     out = tmp_path / "out.jsonl"
     assert run_in_process("export", "--db", store_url, "-o", str(out))[0] == 0
     assert out.read_bytes() == path.read_bytes()
@@ -112,6 +126,7 @@ def test_ingest_migrates_a_layout_3_store_and_keeps_a_teams_index_and_view(
     with open_store(store_url) as store:
         report = store.ingest([write_jsonl(tmp_path / "new.jsonl", runs[4:])])
         assert {row.name: row.degraded for row in store.rows()} == _expected(runs)
+        assert {row.name: row.samples for row in store.rows()} == _samples(runs)
     assert report.added == 2
     assert len(query(store_url, "SELECT * FROM team_medians")) == 6
     if store_url.startswith("sqlite"):

@@ -33,6 +33,7 @@ def test_the_runs_own_columns_come_first_and_the_group_id_last() -> None:
         "p20_ns",
         "p80_ns",
         "degraded",
+        "samples",
         "group_id",
     )
     assert JOINED[len(ROW_COLUMNS) : len(ROW_COLUMNS) + 6] == GROUP_COLUMNS[:-1]
@@ -70,6 +71,7 @@ def test_a_row_is_a_plain_tuple_to_compare_and_not_an_attrs_class() -> None:
         "e",
         *[None] * 11,
         {},
+        None,
         None,
     )
     assert not attrs.has(RunRow)

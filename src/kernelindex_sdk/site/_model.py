@@ -135,6 +135,7 @@ def _judged(step: Step, line: Sequence[RunRow]) -> Step:
             median=float(row.median_ns or 0),
             p20=row.p20_ns,
             p80=row.p80_ns,
+            samples=row.samples,
             degraded=row_degraded(row),
         )
 

@@ -29,6 +29,7 @@ __all__ = [
     "run_columns",
     "run_of",
     "run_row",
+    "samples_of",
 ]
 
 
@@ -209,7 +210,21 @@ RUN_COLUMNS: Final = (
     "ingested_at",
     # Layout 4: why the run is unfit to compare (conditions.degraded_reason), else None.
     "degraded",
+    # Layout 4: how many samples its timing took (timing.samples), else None.
+    "samples",
 )
+
+
+def samples_of(spec: dict[str, Any]) -> int | None:
+    """``runs.samples`` of a run's spec: ``timing.samples``, None without timing or count.
+
+    The schema's integer admits ``5.0``: the column keeps it as the integer it is.
+    """
+    timing = spec.get("timing")
+    count = timing.get("samples") if isinstance(timing, dict) else None
+    if isinstance(count, float) and count.is_integer():
+        return int(count)
+    return count if type(count) is int else None
 
 
 def _compact(value: dict[str, Any] | None) -> str:
@@ -260,5 +275,6 @@ def run_row(run: dict[str, Any], source: str, ingested_at: str) -> tuple[tuple[A
         ingested_at,
         # A run that recorded no conditions is fit (degraded_reason's own rule).
         degraded_reason(spec) if "conditions" in spec else None,
+        samples_of(spec),
     )
     return row, _fits(median) and _fits(p20) and _fits(p80)

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..verdict import DEFAULT_THRESHOLD, Noise, Point, judge
+from ..verdict import DEFAULT_THRESHOLD, Noise, Point, judge, pool
 from ._history_types import Change, Difference, SeriesHistory
 from ._rows import RunRow
 from .changepoints import ChangePoint
@@ -184,6 +184,8 @@ def _ratio_point(a: Point, b: Point) -> Point:
         p20=ratio * math.exp(-half),
         p80=ratio * math.exp(half),
         runs=min(a.runs, b.runs),
+        # Known no better than its less sampled side (pool counts the fewest).
+        samples=pool((a, b)).samples,
     )
 
 

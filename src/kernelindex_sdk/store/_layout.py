@@ -1,7 +1,8 @@
 """The store's tables: a public, versioned contract (docs/store.md describes each column).
 
 What both dialects share: the layout version, the tables and their columns' order, and
-the values computed in Python for them (a run group's key, a run's degraded mark). Each
+the values computed in Python for them (a run group's key, a run's degraded mark and
+sample count). Each
 backend writes its own statements (``_sqlite_layout``, ``_postgres_layout``): the tables
 of this version, and the steps that migrate an older store to it.
 """
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..conditions import degraded_reason
-from ._extract import GROUP_COLUMNS, RUN_COLUMNS, canonical
+from ._extract import GROUP_COLUMNS, RUN_COLUMNS, canonical, samples_of
 
 __all__ = [
     "GROUP_COLUMNS",
@@ -23,8 +24,8 @@ __all__ = [
     "OBJECT_TABLES",
     "RUN_INSERT_COLUMNS",
     "TABLES",
-    "degraded_of_text",
     "group_key",
+    "marks_of_text",
 ]
 
 #: The layout version this package reads and writes.
@@ -73,7 +74,10 @@ RUN_INSERT_COLUMNS: Final = (*RUN_COLUMNS, "group_id")
 #   SQL written against layout 2 reads them as it did.
 # - Version 4 adds runs.degraded: why the GPU's state during the run's timing makes it
 #   unfit to compare (kernelindex_sdk.conditions.degraded_reason), NULL when fit, so that
-#   history and the dashboard read it as a column, never parsing a record.
+#   history and the dashboard read it as a column, never parsing a record; and
+#   runs.samples: how many samples the run's timing took (timing.samples), NULL without,
+#   for the verdict's bound on a run's own spread. Both came in one unreleased version:
+#   no store of layout 4 was written without runs.samples, so 3 to 4 is the one step.
 
 
 def group_key(values: Sequence[Any], labels: Any) -> str:
@@ -98,17 +102,17 @@ def group_key(values: Sequence[Any], labels: Any) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def degraded_of_text(text: str) -> str | None:
-    """``runs.degraded`` of a stored run, from its record's text (a bundle or a run).
+def marks_of_text(text: str) -> tuple[str | None, int | None]:
+    """``runs.degraded`` and ``runs.samples`` of a stored run, from its record's text (a
+    bundle or a run), as ingest computes them.
 
     Raises:
         ValueError: when the text is not JSON (a damaged store; the caller says where).
     """
-    # Most records carry no conditions at all: nothing to parse (a key written with an
-    # escape, "condition\\u0073", is parsed like any text holding one).
-    if '"conditions"' not in text and "\\u" not in text:
-        return None
     value = json.loads(text)
     run = value.get("run", value) if isinstance(value, dict) else None
     spec = run.get("spec") if isinstance(run, dict) else None
-    return degraded_reason(spec) if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return None, None
+    degraded = degraded_reason(spec) if "conditions" in spec else None
+    return degraded, samples_of(spec)

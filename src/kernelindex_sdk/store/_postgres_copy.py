@@ -39,6 +39,7 @@ _TYPE_OF: Final = {
     "p20_ns": "bigint",
     "p80_ns": "bigint",
     "group_id": "bigint",
+    "samples": "bigint",
     "labels": "jsonb",
     "annotations": "jsonb",
     "spec": "jsonb",

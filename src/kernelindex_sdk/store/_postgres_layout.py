@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from ._layout import GROUP_COLUMNS, degraded_of_text, group_key
+from ._layout import GROUP_COLUMNS, group_key, marks_of_text
 
 __all__ = ["CREATE", "MIGRATIONS", "StepError"]
 
@@ -93,7 +93,8 @@ CREATE: Final = (
     source TEXT NOT NULL,
     ingested_at TEXT NOT NULL,
     group_id BIGINT NOT NULL,
-    degraded TEXT
+    degraded TEXT,
+    samples BIGINT
 )""",
     """CREATE TABLE run_texts (
     seq BIGINT PRIMARY KEY,
@@ -119,7 +120,7 @@ _RUN_GROUPS: Final = """CREATE TABLE run_groups (
     environment_digest TEXT NOT NULL,
     labels JSONB NOT NULL
 )"""
-# Runs whose degraded mark a migration computes at once (their texts are in memory).
+# Runs whose marks a migration computes at once (their texts are in memory).
 _PAGE: Final = 1000
 
 #: What a step runs a statement with: the connection's ``execute`` as a function of the
@@ -185,14 +186,17 @@ def _v2_to_v3(execute: Execute) -> None:
 
 
 def _v3_to_v4(execute: Execute) -> None:
-    """Layout 3 to 4: ``runs.degraded``, each run's computed from its stored text, a
-    page of runs at a time in seq order.
+    """Layout 3 to 4: ``runs.degraded`` and ``runs.samples``, each run's computed from its
+    stored text as ingest computes them (:func:`~._layout.marks_of_text`), a page of runs
+    at a time in seq order. Layout 4 was never released without ``samples``: no store
+    needs it added on its own.
 
     Raises:
         StepError: for a run without its text, or a text that is not JSON.
     """
     execute("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE", None)
     execute("ALTER TABLE runs ADD COLUMN degraded TEXT", None)
+    execute("ALTER TABLE runs ADD COLUMN samples BIGINT", None)
     last = 0
     while True:
         page = execute(
@@ -202,22 +206,26 @@ def _v3_to_v4(execute: Execute) -> None:
         )
         if not page:
             return
-        seqs, reasons = [], []
+        seqs: list[int] = []
+        reasons: list[str | None] = []
+        counts: list[int | None] = []
         for seq, name, text in page:
             if not isinstance(text, str):
                 raise StepError(f"run {name!r} has no text in run_texts")
             try:
-                reason = degraded_of_text(text)
+                reason, samples = marks_of_text(text)
             except ValueError:
                 raise StepError(f"run {name!r}'s text in run_texts is not JSON") from None
-            if reason is not None:
+            if reason is not None or samples is not None:
                 seqs.append(seq)
                 reasons.append(reason)
+                counts.append(samples)
         if seqs:
             execute(
-                "UPDATE runs r SET degraded = m.reason"
-                " FROM unnest(%s::bigint[], %s::text[]) AS m(seq, reason) WHERE r.seq = m.seq",
-                (seqs, reasons),
+                "UPDATE runs r SET degraded = m.reason, samples = m.samples"
+                " FROM unnest(%s::bigint[], %s::text[], %s::bigint[]) AS m(seq, reason, samples)"
+                " WHERE r.seq = m.seq",
+                (seqs, reasons, counts),
             )
         last = page[-1][0]
 

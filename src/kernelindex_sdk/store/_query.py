@@ -46,6 +46,7 @@ ROW_COLUMNS: Final = (
     "r.p20_ns",
     "r.p80_ns",
     "r.degraded",
+    "r.samples",
     "r.group_id",
 )
 # What a RunRow takes from the object tables (Backend.object_columns), by its group's
@@ -98,6 +99,7 @@ _OWN_TYPES: Final = {
     "r.p20_ns": _INTEGER_OR_NULL,
     "r.p80_ns": _INTEGER_OR_NULL,
     "r.degraded": _TEXT_OR_NULL,
+    "r.samples": _INTEGER_OR_NULL,
     "r.group_id": _INTEGER,
 }
 _GROUP_TYPES: Final = tuple(

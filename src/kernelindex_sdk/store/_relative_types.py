@@ -52,6 +52,8 @@ class RelativePoint:
         p80: The ratio plus as much.
         runs: The fewer runs the two points pool.
         degraded: Why either point is unfit to compare, or None.
+        samples: The fewest samples a run of either point took (None when a count is
+            unknown): the verdict bounds the ratio's p20-p80 by it.
     """
 
     run: RunRow
@@ -61,6 +63,7 @@ class RelativePoint:
     p80: float | None
     runs: int = 1
     degraded: str | None = None
+    samples: int | None = None
 
     @property
     def hardware(self) -> str | None:

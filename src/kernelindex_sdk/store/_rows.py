@@ -49,6 +49,8 @@ class RunRow(NamedTuple):
             compare (:func:`kernelindex_sdk.conditions.degraded_reason` of its
             ``spec.conditions``), None when fit or unrecorded; no verdict is drawn from a
             degraded run.
+        samples: how many samples the run's timing took (``timing.samples``), None when
+            unrecorded; the verdict bounds the run's own p20-p80 by it.
     """
 
     name: str
@@ -71,6 +73,7 @@ class RunRow(NamedTuple):
     hardware: str | None = None
     labels: Mapping[str, str] = _NO_LABELS
     degraded: str | None = None
+    samples: int | None = None
 
     @property
     def order_key(self) -> str:

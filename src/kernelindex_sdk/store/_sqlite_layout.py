@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from ._layout import GROUP_COLUMNS, degraded_of_text, group_key
+from ._layout import GROUP_COLUMNS, group_key, marks_of_text
 
 __all__ = ["CREATE", "MIGRATIONS", "StepError"]
 
@@ -89,7 +89,8 @@ CREATE: Final = (
     source TEXT NOT NULL,
     ingested_at TEXT NOT NULL,
     group_id BIGINT NOT NULL,
-    degraded TEXT
+    degraded TEXT,
+    samples BIGINT
 )""",
     """CREATE TABLE run_texts (
     seq INTEGER PRIMARY KEY,
@@ -170,7 +171,7 @@ _SAME_GROUP: Final = (
     " AND g.protocol_digest = r.protocol_digest AND g.environment_digest = r.environment_digest"
     " AND g.labels = r.labels"
 )
-# Runs whose degraded mark a migration computes at once (their texts are in memory).
+# Runs whose marks a migration computes at once (their texts are in memory).
 _PAGE: Final = 1000
 
 
@@ -281,15 +282,18 @@ def _v2_to_v3(db: sqlite3.Connection) -> None:
 
 
 def _v3_to_v4(db: sqlite3.Connection) -> None:
-    """Layout 3 to 4: ``runs.degraded``, each run's computed from its stored text.
+    """Layout 3 to 4: ``runs.degraded`` and ``runs.samples``, each run's computed from its
+    stored text as ingest computes them (:func:`~._layout.marks_of_text`).
 
-    A nullable column is added in place (``ALTER TABLE ADD COLUMN``: a team's indexes,
-    triggers and views stay), then filled a page of runs at a time in seq order.
+    Nullable columns are added in place (``ALTER TABLE ADD COLUMN``: a team's indexes,
+    triggers and views stay), then filled a page of runs at a time in seq order. Layout 4
+    was never released without ``samples``: no store needs it added on its own.
 
     Raises:
         StepError: for a run without its text, or a text that is not JSON.
     """
     db.execute("ALTER TABLE runs ADD COLUMN degraded TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN samples BIGINT")
     last = 0
     while True:
         page = db.execute(
@@ -304,12 +308,12 @@ def _v3_to_v4(db: sqlite3.Connection) -> None:
             if not isinstance(text, str):
                 raise StepError(f"run {name!r} has no text in run_texts")
             try:
-                reason = degraded_of_text(text)
+                reason, samples = marks_of_text(text)
             except ValueError:
                 raise StepError(f"run {name!r}'s text in run_texts is not JSON") from None
-            if reason is not None:
-                marks.append((reason, seq))
-        db.executemany("UPDATE runs SET degraded = ? WHERE seq = ?", marks)
+            if reason is not None or samples is not None:
+                marks.append((reason, samples, seq))
+        db.executemany("UPDATE runs SET degraded = ?, samples = ? WHERE seq = ?", marks)
         last = page[-1][0]
 
 

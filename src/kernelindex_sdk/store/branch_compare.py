@@ -161,7 +161,7 @@ def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
     if len(chosen) == 1:
         point = line.point(chosen[0])
         value = Stat("latency", "ns", float(point.median), point.p20, point.p80)
-        runs, degraded = point.runs, point.degraded
+        runs, degraded, samples = point.runs, point.degraded, point.samples
     else:
         value = Stat(
             "latency",
@@ -171,6 +171,9 @@ def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
             _median([line.highs[g] for g in chosen]),
         )
         runs, degraded = len(chosen), None
+        counts = [line.samples[g] for g in chosen]
+        # The fewest, as a pooled point counts them (None when one is unknown).
+        samples = None if None in counts else min(c for c in counts if c is not None)
     return Run(
         f"{branch}: {latest.name}",
         latest.name,
@@ -186,7 +189,7 @@ def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
         None,
         value,
         None,
-        None,
+        samples,
         degraded,
         latest.commit,
         runs,
@@ -237,6 +240,7 @@ def _row_point(row: RunRow) -> Point:
         median=float(row.median_ns or 0),
         p20=row.p20_ns,
         p80=row.p80_ns,
+        samples=row.samples,
         degraded=row_degraded(row),
     )
 
@@ -310,6 +314,7 @@ class SeriesBase:
             line.highs[:end],
             line.runs[:end],
             line.degraded[:end],
+            line.samples[:end],
         )
         fit = [g for g in range(end) if prefix.degraded[g] is None]
         chosen = fit[-window:] if fit else [end - 1]

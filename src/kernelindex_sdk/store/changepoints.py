@@ -351,6 +351,7 @@ def find_change_points(
     min_segment: int = DEFAULT_MIN_SEGMENT,
     runs: Sequence[int] | None = None,
     noise: Noise | None = None,
+    samples: Sequence[int | None] | None = None,
 ) -> list[ChangePoint]:
     """The steps in a series of positive timings (oldest first), by the method above.
 
@@ -364,6 +365,9 @@ def find_change_points(
             short series divides their noise by its root.
         noise: The series' run-to-run noise (:func:`kernelindex_sdk.verdict.replicate_noise`),
             for the verdict of a short series.
+        samples: How many samples each point's runs took (the fewest; None where
+            unknown), or None for none known: the verdict of a short series bounds a
+            point's own p20-p80 by it (:attr:`kernelindex_sdk.verdict.Point.own_sd`).
 
     Returns:
         The change points, by index. A series of fewer than ``2 * min_segment`` points
@@ -377,6 +381,7 @@ def find_change_points(
     _check("p20", p20, n)
     _check("p80", p80, n)
     _check("runs", runs, n)
+    _check("samples", samples, n)
     if not 0.0 < alpha < 1.0:
         raise ArgumentError(argument="alpha", reason=f"expected 0 < alpha < 1, got {alpha!r}")
     if min_segment < 2:
@@ -404,7 +409,7 @@ def find_change_points(
     if n < 2:
         return []
     if n < 2 * min_segment:
-        return _short_series(medians, p20, p80, runs, noise)
+        return _short_series(medians, p20, p80, runs, noise, samples)
     lows = highs = None
     if p20 is not None and p80 is not None:
         # numpy reads None as NaN (unknown) for a float array.
@@ -434,6 +439,7 @@ def _short_series(
     p80: Sequence[float | None] | None,
     runs: Sequence[int] | None,
     noise: Noise | None,
+    samples: Sequence[int | None] | None = None,
 ) -> list[ChangePoint]:
     """The verdict between each point and the next: a series too short to test."""
 
@@ -443,6 +449,7 @@ def _short_series(
             p20=None if p20 is None else p20[i],
             p80=None if p80 is None else p80[i],
             runs=1 if runs is None else runs[i],
+            samples=None if samples is None else samples[i],
         )
 
     out = []

@@ -72,6 +72,7 @@ __all__ = [
 _MEDIAN: Final = operator.itemgetter(RunRow._fields.index("median_ns"))
 _P20: Final = operator.itemgetter(RunRow._fields.index("p20_ns"))
 _P80: Final = operator.itemgetter(RunRow._fields.index("p80_ns"))
+_SAMPLES: Final = operator.itemgetter(RunRow._fields.index("samples"))
 
 #: How many of a series' latest points its scatter noise is read from.
 SCATTER_POINTS: Final = 256
@@ -89,6 +90,14 @@ def _median(values: Sequence[Any]) -> Any:
     return statistics.median(values)
 
 
+def _fewest(counts: Sequence[int | None]) -> int | None:
+    """The fewest samples of a point's runs (as :func:`kernelindex_sdk.verdict.pool`
+    takes them); None when a run's count is unknown."""
+    if None in counts:
+        return None
+    return min(c for c in counts if c is not None)
+
+
 @attrs.frozen
 class Line:
     """A series as change detection sees it: one point per replicate group.
@@ -101,6 +110,8 @@ class Line:
         highs: Each point's p80, likewise.
         runs: How many runs each point pools.
         degraded: Why each point is unfit to compare, or None.
+        samples: The fewest samples a run of each point took (None where a run's count
+            is unrecorded): the verdict bounds a point's own p20-p80 by it.
     """
 
     series: Series
@@ -110,6 +121,7 @@ class Line:
     highs: list[Any]
     runs: list[int]
     degraded: list[str | None]
+    samples: list[int | None]
 
     @classmethod
     def of(cls, series: Series) -> Line:
@@ -126,8 +138,9 @@ class Line:
                 list(map(_P80, points)),
                 [1] * len(points),
                 degraded,
+                list(map(_SAMPLES, points)),
             )
-        medians, lows, highs, runs, marks = [], [], [], [], []
+        medians, lows, highs, runs, marks, counts = [], [], [], [], [], []
         for start, stop in groups:
             members = points[start:stop]
             # A degraded replicate is left out of its point while a fit one remains.
@@ -138,7 +151,8 @@ class Line:
             runs.append(len(fit))
             reasons = sorted({d for d in map(row_degraded, fit) if d is not None})
             marks.append("; ".join(reasons) or None)
-        return cls(series, groups, medians, lows, highs, runs, marks)
+            counts.append(_fewest([r.samples for r in fit]))
+        return cls(series, groups, medians, lows, highs, runs, marks, counts)
 
     def point(self, g: int) -> Point:
         """Point ``g``, pooled, as the verdict reads it."""
@@ -147,6 +161,7 @@ class Line:
             p20=self.lows[g],
             p80=self.highs[g],
             runs=self.runs[g],
+            samples=self.samples[g],
             degraded=self.degraded[g],
         )
 
@@ -187,7 +202,7 @@ def _level_verdict(
 
 def _segment(line: Line, groups: Sequence[int], level: float) -> Point:
     """A segment of points as one: its level, the median of its points' p20s and p80s
-    scaled to the level, and as many runs as points."""
+    scaled to the level, as many runs as points, and their fewest samples."""
     lows = [line.lows[g] / line.medians[g] for g in groups if line.lows[g] is not None]
     highs = [line.highs[g] / line.medians[g] for g in groups if line.highs[g] is not None]
     if len(lows) < len(groups) or len(highs) < len(groups):
@@ -197,6 +212,7 @@ def _segment(line: Line, groups: Sequence[int], level: float) -> Point:
         p20=level * statistics.median(lows),
         p80=level * statistics.median(highs),
         runs=max(1, len(groups)),
+        samples=_fewest([line.samples[g] for g in groups]),
     )
 
 
@@ -213,11 +229,13 @@ def _one(
     noise = line.noise()
     if len(kept) == len(line.groups):
         medians, lows, highs, runs = line.medians, line.lows, line.highs, line.runs
+        samples = line.samples
     else:
         medians = [line.medians[g] for g in kept]
         lows = [line.lows[g] for g in kept]
         highs = [line.highs[g] for g in kept]
         runs = [line.runs[g] for g in kept]
+        samples = [line.samples[g] for g in kept]
     found = find_change_points(
         medians,
         lows,
@@ -226,6 +244,7 @@ def _one(
         min_segment=min_segment,
         runs=None if max(runs, default=1) == 1 else runs,
         noise=noise,
+        samples=samples,
     )
     points = series.points
     groups = line.groups

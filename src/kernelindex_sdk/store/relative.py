@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..verdict import BASELINE_LABEL, Point, Verdict, judge, scatter_noise
+from ..verdict import BASELINE_LABEL, Point, Verdict, judge, pool, scatter_noise
 from ._history_causes import Causes, explain
 from ._history_types import Difference
 from ._relative_render import relative_as_json, relative_json_text, relative_table
@@ -166,6 +166,9 @@ def relative_series(
                 p80=high,
                 runs=min(mine.runs, base.runs),
                 degraded="; ".join(marks) or None,
+                # The fewest samples of the two (pool's count): the ratio's spread is
+                # no better known than its less sampled side's.
+                samples=pool((mine, base)).samples,
             )
             key = RelativeKey(
                 k.workload_digest,
@@ -329,7 +332,14 @@ def _one(
 
     def point(j: int) -> Point:
         p = points[kept[j]]
-        return Point(median=p.ratio, p20=p.p20, p80=p.p80, runs=p.runs, degraded=p.degraded)
+        return Point(
+            median=p.ratio,
+            p20=p.p20,
+            p80=p.p80,
+            runs=p.runs,
+            samples=p.samples,
+            degraded=p.degraded,
+        )
 
     def verdict_of(cp: ChangePoint, at: int) -> Verdict:
         if not cp.tested:

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, Protocol
 
 import attrs
 
+from .._base.arguments import short_repr
 from ..errors import StoreDamagedError, StoreError, StoreLayoutError
 from ._layout import LAYOUT_VERSION, TABLES
 from ._url import StoreURL
@@ -284,6 +285,41 @@ def json_of(url: StoreURL, stored: Any, where: str) -> Any:
     except ValueError:
         shown = stored if len(stored) <= 40 else stored[:37] + "..."
         raise damaged(url, f"{where} is not JSON: {shown!r}") from None
+
+
+# The keys of a stored workload spec that readers take apart, and the types the run
+# schema gives them (a hand-edited spec of other types was a traceback in history,
+# compare --history and site: tests/store/test_damaged_spec_hostile.py).
+_WORKLOAD_KEYS: Final = (("operation", str, True), ("pass", str, True), ("parameters", dict, False))
+
+
+def spec_of(url: StoreURL, table: str, digest: str, stored: Any) -> dict[str, Any]:
+    """An object table's ``spec`` column as Python: a JSON object, and for ``workloads``
+    one whose ``operation`` and ``pass`` are text and ``parameters`` (if any) an object.
+
+    Args:
+        url: The store.
+        table: The object table (``workloads``, ``environments`` ...).
+        digest: The row's digest, for the message.
+        stored: The value read.
+
+    Raises:
+        StoreDamagedError: for NULL, text that is not JSON, or JSON of another shape.
+    """
+    where = f"{table}.spec of {digest!r}"
+    value = json_of(url, stored, where)
+    if not isinstance(value, dict):
+        raise damaged(url, f"{where} is {type(value).__name__} JSON, expected an object")
+    if table == "workloads":
+        for key, kind, required in _WORKLOAD_KEYS:
+            found = value.get(key)
+            if (found is not None or required) and not isinstance(found, kind):
+                expected = "an object" if kind is dict else "text"
+                raise damaged(url, f"{where} has {key!r} {short_repr(found)}, expected {expected}")
+        moved = value.get("bytesMoved")
+        if moved is not None and (isinstance(moved, bool) or not isinstance(moved, int)):
+            raise damaged(url, f"{where} has 'bytesMoved' {short_repr(moved)}, expected an integer")
+    return value
 
 
 def _found_version(backend: Backend, probe: LayoutProbe, *, create: bool) -> int | None:

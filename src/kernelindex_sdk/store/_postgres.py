@@ -30,6 +30,7 @@ from ._backend import (
     damaged,
     fetched,
     json_of,
+    spec_of,
 )
 from ._layout import (
     GROUP_COLUMNS,
@@ -313,7 +314,7 @@ class PostgresBackend:
             f"SELECT digest, spec FROM {table} WHERE digest = ANY (%s)", (list(digests),)
         )
         return {
-            digest: json_of(self._url, spec, f"{table}.spec of {digest!r}") for digest, spec in rows
+            digest: spec_of(self._url, table, digest, spec) for digest, spec in rows
         }
 
     def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
@@ -424,7 +425,7 @@ class PostgresBackend:
         found = self._execute(f"SELECT spec FROM {table} WHERE digest = %s", (digest,))
         if not found:
             return None
-        return json_of(self._url, found[0][0], f"{table}.spec of {digest!r}")
+        return spec_of(self._url, table, digest, found[0][0])
 
     def _stream(self, sql: str, params: Any) -> Iterator[tuple[Any, ...]]:
         """The rows of ``sql`` through a server-side cursor, :data:`_FETCH` at a time as

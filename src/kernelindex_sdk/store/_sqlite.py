@@ -29,6 +29,7 @@ from ._backend import (
     damaged,
     fetched,
     json_of,
+    spec_of,
 )
 from ._layout import (
     GROUP_COLUMNS,
@@ -321,7 +322,7 @@ class SQLiteBackend:
             for digest, spec in self._execute(
                 f"SELECT digest, spec FROM {table} WHERE digest IN {_marks(len(chunk))}", chunk
             ):
-                found[digest] = json_of(self._url, spec, f"{table}.spec of {digest!r}")
+                found[digest] = spec_of(self._url, table, digest, spec)
         return found
 
     def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
@@ -433,7 +434,7 @@ class SQLiteBackend:
         found = self._execute(f"SELECT spec FROM {table} WHERE digest = ?", (digest,))
         if not found:
             return None
-        return json_of(self._url, found[0][0], f"{table}.spec of {digest!r}")
+        return spec_of(self._url, table, digest, found[0][0])
 
     def document_texts(self) -> Iterator[tuple[str, str]]:
         with self.reading():

@@ -65,6 +65,14 @@ _FETCH: Final = 500
 # SQLite's refusal of an ON CONFLICT without the unique key it names (it has no error
 # code of its own): a table of the store made again without its constraints.
 _NO_UNIQUE_KEY: Final = "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE"
+# SQLite's words for a store edited into what its layout forbids, and what each means.
+# The store's statements name only the layout's columns and insert only rows it found
+# new, so these are the store's damage, not the data's or the user's.
+_DAMAGE_SIGNS: Final = (
+    ("Could not decode to UTF-8", "a text column holds bytes that are not UTF-8"),
+    ("no such column", "a table lacks a column of its layout"),
+    ("has no column named", "a table lacks a column of its layout"),
+)
 
 # The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``. The objects'
 # columns are looked up by digest, not joined per run: a join costs each of 10,000 runs
@@ -194,6 +202,15 @@ class SQLiteBackend:
         """The StoreError of a failed statement; a damaged store's own."""
         if _NO_UNIQUE_KEY in str(err):
             return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        for sign, meaning in _DAMAGE_SIGNS:
+            if sign in str(err):
+                # Not the undecodable text itself: it may hold a line break.
+                said = _reason(err).split(" with text ", 1)[0]
+                return damaged(self._url, f"{meaning} ({said})")
+        if isinstance(err, sqlite3.IntegrityError):
+            # A row this writer found new collides with one the store holds: a row left
+            # without its own (a text whose run was deleted) holds the key.
+            return damaged(self._url, f"a row breaks a key of its layout ({_reason(err)})")
         if isinstance(err, sqlite3.DataError):
             return DataRefusedError(source=self._url.shown, reason=_reason(err))
         return StoreError(source=self._url.shown, reason=_reason(err))
@@ -216,7 +233,7 @@ class SQLiteBackend:
             cursor = self._db.execute(sql, params)
             yield from fetched(cursor.fetchmany, _FETCH)
         except sqlite3.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     # The layout.
     def probe(self) -> LayoutProbe:

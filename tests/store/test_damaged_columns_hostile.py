@@ -73,3 +73,14 @@ def test_a_text_that_is_not_utf8_is_a_damaged_store(tmp_path: Path, column: str)
     _says_damaged(shown, ["site", "--db", store_url, str(tmp_path / "site")], meaning)
     if column == "name":
         _says_damaged(shown, ["history", "--db", store_url], meaning)
+
+
+def test_a_layout_version_below_the_first_is_a_damaged_store_to_every_command(
+    store_url: str, tmp_path: Path
+) -> None:
+    """A reader told the user to migrate a layout 0 store, and migrate then said it cannot."""
+    shown = _stored(store_url)
+    query(store_url, "UPDATE kernelindex_layout SET value = '0'")
+    meaning = "store layout version 0 cannot be migrated (layouts start at 1)"
+    for command in (["history"], ["migrate"], ["ingest", str(SWEEP)]):
+        _says_damaged(shown, [*command, "--db", store_url], meaning)

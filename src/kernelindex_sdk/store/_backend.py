@@ -293,6 +293,10 @@ def json_of(url: StoreURL, stored: Any, where: str) -> Any:
 _WORKLOAD_KEYS: Final = (("operation", str, True), ("pass", str, True), ("parameters", dict, False))
 
 
+#: The first store layout any kernelindex-sdk wrote.
+_FIRST_LAYOUT: Final = 1
+
+
 def spec_of(url: StoreURL, table: str, digest: str, stored: Any) -> dict[str, Any]:
     """An object table's ``spec`` column as Python: a JSON object, and for ``workloads``
     one whose ``operation`` and ``pass`` are text and ``parameters`` (if any) an object.
@@ -352,6 +356,12 @@ def _found_version(backend: Backend, probe: LayoutProbe, *, create: bool) -> int
     if text is None or not _VERSION.fullmatch(text):
         raise damaged(url, f"kernelindex_layout's layout_version is {stored!r}, not a number")
     version = int(text)
+    if version < _FIRST_LAYOUT:
+        # No kernelindex-sdk wrote it: readers told to migrate it were sent to a writer
+        # that cannot (tests/store/test_damaged_columns_hostile.py).
+        raise damaged(
+            url, f"store layout version {version} cannot be migrated (layouts start at 1)"
+        )
     if version > LAYOUT_VERSION:
         raise StoreLayoutError(
             source=url.shown,

@@ -68,7 +68,7 @@ def test_a_text_that_spells_its_name_with_escapes_is_still_exported(
     query(
         store_url,
         "UPDATE run_texts SET record_text ="
-        " replace(record_text, '\"name\":\"kernelindex', '\"name\":\"\\u006bernelindex')",
+        ' replace(record_text, \'"name":"kernelindex\', \'"name":"\\u006bernelindex\')',
     )
     out = tmp_path / "out.jsonl"
     status, _, err = run_in_process("export", "--db", store_url, "-o", str(out))

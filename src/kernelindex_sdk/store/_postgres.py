@@ -322,9 +322,7 @@ class PostgresBackend:
         rows = self._execute(
             f"SELECT digest, spec FROM {table} WHERE digest = ANY (%s)", (list(digests),)
         )
-        return {
-            digest: spec_of(self._url, table, digest, spec) for digest, spec in rows
-        }
+        return {digest: spec_of(self._url, table, digest, spec) for digest, spec in rows}
 
     def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
         found = self._execute(

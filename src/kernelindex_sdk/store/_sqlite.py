@@ -161,7 +161,9 @@ class SQLiteBackend:
         self._created = False
         path = url.target
         # Whether this reader finds the store's log files beside it (see close).
-        self._log_was_there = os.path.exists(path + "-wal")
+        # SQLite keeps the log beside the file a symlink names, not beside the link.
+        self._real_path = path if path == MEMORY else os.path.realpath(path)
+        self._log_was_there = os.path.exists(self._real_path + "-wal")
         if path != MEMORY and not (write and create) and not os.path.exists(path):
             raise StoreLayoutError(source=url.shown, reason="no kernelindex store here")
         try:
@@ -488,7 +490,7 @@ class SQLiteBackend:
 
     def close(self) -> None:
         self._db.close()
-        path = self._url.target
+        path = self._real_path
         if self._writable or path == MEMORY or self._log_was_there:
             return
         if os.path.exists(path + "-wal"):

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal, Protocol
 
 import attrs
 
+from .._base.arguments import short_repr
 from ..errors import StoreDamagedError, StoreError, StoreLayoutError
 from ._layout import LAYOUT_VERSION, TABLES
 from ._url import StoreURL
@@ -286,6 +287,45 @@ def json_of(url: StoreURL, stored: Any, where: str) -> Any:
         raise damaged(url, f"{where} is not JSON: {shown!r}") from None
 
 
+# The keys of a stored workload spec that readers take apart, and the types the run
+# schema gives them (a hand-edited spec of other types was a traceback in history,
+# compare --history and site: tests/store/test_damaged_spec_hostile.py).
+_WORKLOAD_KEYS: Final = (("operation", str, True), ("pass", str, True), ("parameters", dict, False))
+
+
+#: The first store layout any kernelindex-sdk wrote.
+_FIRST_LAYOUT: Final = 1
+
+
+def spec_of(url: StoreURL, table: str, digest: str, stored: Any) -> dict[str, Any]:
+    """An object table's ``spec`` column as Python: a JSON object, and for ``workloads``
+    one whose ``operation`` and ``pass`` are text and ``parameters`` (if any) an object.
+
+    Args:
+        url: The store.
+        table: The object table (``workloads``, ``environments`` ...).
+        digest: The row's digest, for the message.
+        stored: The value read.
+
+    Raises:
+        StoreDamagedError: for NULL, text that is not JSON, or JSON of another shape.
+    """
+    where = f"{table}.spec of {digest!r}"
+    value = json_of(url, stored, where)
+    if not isinstance(value, dict):
+        raise damaged(url, f"{where} is {type(value).__name__} JSON, expected an object")
+    if table == "workloads":
+        for key, kind, required in _WORKLOAD_KEYS:
+            found = value.get(key)
+            if (found is not None or required) and not isinstance(found, kind):
+                expected = "an object" if kind is dict else "text"
+                raise damaged(url, f"{where} has {key!r} {short_repr(found)}, expected {expected}")
+        moved = value.get("bytesMoved")
+        if moved is not None and (isinstance(moved, bool) or not isinstance(moved, int)):
+            raise damaged(url, f"{where} has 'bytesMoved' {short_repr(moved)}, expected an integer")
+    return value
+
+
 def _found_version(backend: Backend, probe: LayoutProbe, *, create: bool) -> int | None:
     """The layout version ``probe`` shows (None for a place without a store, when it may
     be created there).
@@ -316,6 +356,12 @@ def _found_version(backend: Backend, probe: LayoutProbe, *, create: bool) -> int
     if text is None or not _VERSION.fullmatch(text):
         raise damaged(url, f"kernelindex_layout's layout_version is {stored!r}, not a number")
     version = int(text)
+    if version < _FIRST_LAYOUT:
+        # No kernelindex-sdk wrote it: readers told to migrate it were sent to a writer
+        # that cannot (tests/store/test_damaged_columns_hostile.py).
+        raise damaged(
+            url, f"store layout version {version} cannot be migrated (layouts start at 1)"
+        )
     if version > LAYOUT_VERSION:
         raise StoreLayoutError(
             source=url.shown,

@@ -23,21 +23,45 @@ def export_line(text: str, form: str) -> str:
     return dumps(json.loads(text), indent=None) + "\n"
 
 
-def _line(url: StoreURL, text: object, form: object, what: str, table: str) -> str:
+def _run_name(line: str) -> object:
+    """The run name a record's text gives (a bundle's or a run document's), else None."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    run = value.get("run", value) if isinstance(value, dict) else None
+    metadata = run.get("metadata") if isinstance(run, dict) else None
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def _line(
+    url: StoreURL, text: object, form: object, what: str, table: str, name: str | None = None
+) -> str:
     """:func:`export_line` of a stored text, checked against the layout.
 
+    A line's text is written as it is stored, so it is checked to be one JSON object on
+    one line and, for a run, to hold the run's own name (a text edited into two lines or
+    into another run's record would export a record the store does not hold:
+    tests/store/test_export_texts_hostile.py). The name is sought as text first; only a
+    text that lacks it is parsed.
+
     Raises:
-        StoreDamagedError: for a missing text, a form that is neither, or a document's
-            text that is not JSON.
+        StoreDamagedError: for a missing text, a form that is neither, or a text that is
+            not JSON, not one line, or not the run's record.
     """
     if type(text) is not str:
         raise damaged(url, f"{what} has no text in {table} ({text!r}), so it cannot be exported")
     if form not in _FORMS:
         raise damaged(url, f"{what} has record_form {form!r}, expected 'line' or 'document'")
     try:
-        return export_line(text, str(form))
+        line = export_line(text, str(form))
     except ValueError:
         raise damaged(url, f"{what}'s text in {table} is not JSON") from None
+    if not (line[:1] == "{" and line[-2:] == "}\n") or "\n" in line[:-1] or "\r" in line:
+        raise damaged(url, f"{what}'s text in {table} is not one JSON object on one line")
+    if name is not None and json.dumps(name) not in line and _run_name(line) != name:
+        raise damaged(url, f"{what}'s text in {table} is not that run's record")
+    return line
 
 
 def export_lines(
@@ -56,7 +80,7 @@ def export_lines(
         for text, form in documents:
             yield _line(url, text, form, "a document on its own", "documents")
     for name, run_text, run_form in runs:
-        yield _line(url, run_text, run_form, f"run {name!r}", "run_texts")
+        yield _line(url, run_text, run_form, f"run {name!r}", "run_texts", name)
 
 
 def refuse_store_file(out_path: str | Path | int, url: StoreURL) -> None:

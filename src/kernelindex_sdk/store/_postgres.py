@@ -30,6 +30,7 @@ from ._backend import (
     damaged,
     fetched,
     json_of,
+    spec_of,
 )
 from ._layout import (
     GROUP_COLUMNS,
@@ -59,6 +60,13 @@ _CONNECT_TIMEOUT_S: Final = 30
 # PostgreSQL's error for an ON CONFLICT without the unique key it names: a table of the
 # store made again without its constraints.
 _NO_UNIQUE_KEY: Final = "42P10"
+# A store edited into what its layout forbids: a column of the layout gone (42703), or a
+# row this writer found new colliding with one the store holds (23505: a text left
+# without its run holds the key). The store's statements name only the layout's columns.
+_DAMAGE_STATES: Final = {
+    "42703": "a table lacks a column of its layout",
+    "23505": "a row breaks a key of its layout",
+}
 # What the server refuses for the data itself, not for its own state: data exceptions
 # (class 22) and program limits (54, say an index entry too long).
 _DATA_STATE_CLASSES: Final = ("22", "54")
@@ -187,6 +195,8 @@ class PostgresBackend:
         """The StoreError of a failed statement; a damaged store's own."""
         if err.sqlstate == _NO_UNIQUE_KEY:
             return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        if err.sqlstate in _DAMAGE_STATES:
+            return damaged(self._url, f"{_DAMAGE_STATES[err.sqlstate]} ({_reason(err)})")
         if (err.sqlstate or "")[:2] in _DATA_STATE_CLASSES:
             return DataRefusedError(source=self._url.shown, reason=_reason(err))
         return StoreError(source=self._url.shown, reason=_reason(err))
@@ -312,9 +322,7 @@ class PostgresBackend:
         rows = self._execute(
             f"SELECT digest, spec FROM {table} WHERE digest = ANY (%s)", (list(digests),)
         )
-        return {
-            digest: json_of(self._url, spec, f"{table}.spec of {digest!r}") for digest, spec in rows
-        }
+        return {digest: spec_of(self._url, table, digest, spec) for digest, spec in rows}
 
     def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
         found = self._execute(
@@ -424,7 +432,7 @@ class PostgresBackend:
         found = self._execute(f"SELECT spec FROM {table} WHERE digest = %s", (digest,))
         if not found:
             return None
-        return json_of(self._url, found[0][0], f"{table}.spec of {digest!r}")
+        return spec_of(self._url, table, digest, found[0][0])
 
     def _stream(self, sql: str, params: Any) -> Iterator[tuple[Any, ...]]:
         """The rows of ``sql`` through a server-side cursor, :data:`_FETCH` at a time as
@@ -436,7 +444,7 @@ class PostgresBackend:
                     cursor.execute(sql, params)
                     yield from fetched(cursor.fetchmany, _FETCH)
             except psycopg.Error as err:
-                raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+                raise self._error(err) from err
 
     def document_texts(self) -> Iterator[tuple[str, str]]:
         yield from self._stream("SELECT record_text, record_form FROM documents ORDER BY seq", None)

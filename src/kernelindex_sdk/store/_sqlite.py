@@ -29,6 +29,7 @@ from ._backend import (
     damaged,
     fetched,
     json_of,
+    spec_of,
 )
 from ._layout import (
     GROUP_COLUMNS,
@@ -64,6 +65,14 @@ _FETCH: Final = 500
 # SQLite's refusal of an ON CONFLICT without the unique key it names (it has no error
 # code of its own): a table of the store made again without its constraints.
 _NO_UNIQUE_KEY: Final = "ON CONFLICT clause does not match any PRIMARY KEY or UNIQUE"
+# SQLite's words for a store edited into what its layout forbids, and what each means.
+# The store's statements name only the layout's columns and insert only rows it found
+# new, so these are the store's damage, not the data's or the user's.
+_DAMAGE_SIGNS: Final = (
+    ("Could not decode to UTF-8", "a text column holds bytes that are not UTF-8"),
+    ("no such column", "a table lacks a column of its layout"),
+    ("has no column named", "a table lacks a column of its layout"),
+)
 
 # The filters of Store.rows (_query.FILTERS) as conditions on runs ``r``. The objects'
 # columns are looked up by digest, not joined per run: a join costs each of 10,000 runs
@@ -152,7 +161,9 @@ class SQLiteBackend:
         self._created = False
         path = url.target
         # Whether this reader finds the store's log files beside it (see close).
-        self._log_was_there = os.path.exists(path + "-wal")
+        # SQLite keeps the log beside the file a symlink names, not beside the link.
+        self._real_path = path if path == MEMORY else os.path.realpath(path)
+        self._log_was_there = os.path.exists(self._real_path + "-wal")
         if path != MEMORY and not (write and create) and not os.path.exists(path):
             raise StoreLayoutError(source=url.shown, reason="no kernelindex store here")
         try:
@@ -193,6 +204,15 @@ class SQLiteBackend:
         """The StoreError of a failed statement; a damaged store's own."""
         if _NO_UNIQUE_KEY in str(err):
             return damaged(self._url, f"a table lacks a unique key of its layout ({_reason(err)})")
+        for sign, meaning in _DAMAGE_SIGNS:
+            if sign in str(err):
+                # Not the undecodable text itself: it may hold a line break.
+                said = _reason(err).split(" with text ", 1)[0]
+                return damaged(self._url, f"{meaning} ({said})")
+        if isinstance(err, sqlite3.IntegrityError):
+            # A row this writer found new collides with one the store holds: a row left
+            # without its own (a text whose run was deleted) holds the key.
+            return damaged(self._url, f"a row breaks a key of its layout ({_reason(err)})")
         if isinstance(err, sqlite3.DataError):
             return DataRefusedError(source=self._url.shown, reason=_reason(err))
         return StoreError(source=self._url.shown, reason=_reason(err))
@@ -215,7 +235,7 @@ class SQLiteBackend:
             cursor = self._db.execute(sql, params)
             yield from fetched(cursor.fetchmany, _FETCH)
         except sqlite3.Error as err:
-            raise StoreError(source=self._url.shown, reason=_reason(err)) from err
+            raise self._error(err) from err
 
     # The layout.
     def probe(self) -> LayoutProbe:
@@ -321,7 +341,7 @@ class SQLiteBackend:
             for digest, spec in self._execute(
                 f"SELECT digest, spec FROM {table} WHERE digest IN {_marks(len(chunk))}", chunk
             ):
-                found[digest] = json_of(self._url, spec, f"{table}.spec of {digest!r}")
+                found[digest] = spec_of(self._url, table, digest, spec)
         return found
 
     def stored_document(self, kind: str, name: str) -> tuple[str, str, str] | None:
@@ -433,7 +453,7 @@ class SQLiteBackend:
         found = self._execute(f"SELECT spec FROM {table} WHERE digest = ?", (digest,))
         if not found:
             return None
-        return json_of(self._url, found[0][0], f"{table}.spec of {digest!r}")
+        return spec_of(self._url, table, digest, found[0][0])
 
     def document_texts(self) -> Iterator[tuple[str, str]]:
         with self.reading():
@@ -470,7 +490,7 @@ class SQLiteBackend:
 
     def close(self) -> None:
         self._db.close()
-        path = self._url.target
+        path = self._real_path
         if self._writable or path == MEMORY or self._log_was_there:
             return
         if os.path.exists(path + "-wal"):

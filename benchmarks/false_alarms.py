@@ -64,11 +64,7 @@ Definitions (docs/false-alarms.md says the same for users):
   The corpus description counts the degraded runs (``degraded_runs``, by the package's
   public rule, ``kernelindex_sdk.conditions.record_degraded_reason``) and, where the runs
   recorded it, the share of the CPUs other processes used (``others_busy``). The anchors
-  have no notion of it: they see every point. A store that does not yet keep each point's
-  degraded mark (store layouts before 4) scans degraded points like any other; the PR
-  check's NEW run is still judged degraded from its file. ``--drop-degraded-from-store``
-  leaves the degraded runs out of the store, as history will leave them out of its scan,
-  and counts them as history's degraded points.
+  have no notion of it: they see every point.
 - **Stability** (when K - 10 >= 6): the change points of the scan of the first K - 10
   points, unmodified and with a step injected there (b at least 3 points from either end
   of the first K - 10), and whether each is still reported at the same point in the same
@@ -205,24 +201,11 @@ def called(row: Record) -> str | None:
     return "slower" if row["ratio"] > 1 else "faster"
 
 
-def ask_ours(
-    plan: Plan, command: Command, folder: Path, *, drop_degraded: bool = False
-) -> dict[str, Any]:
-    """Run the package's commands for every trial of ``plan``; fill in ``Trial.ours``.
-
-    ``drop_degraded`` leaves the degraded runs out of the store (``--drop-degraded-from-
-    store``): what history and the PR check's history see once the store keeps each
-    point's degraded mark, for a store that does not yet.
-    """
+def ask_ours(plan: Plan, command: Command, folder: Path) -> dict[str, Any]:
+    """Run the package's commands for every trial of ``plan``; fill in ``Trial.ours``."""
     db = str(folder / "store.sqlite3")
     started = time.perf_counter()
-    records, dropped = plan.store_records, set()
-    if drop_degraded:
-        from kernelindex_sdk.conditions import record_degraded_reason
-
-        dropped = {r["run"]["metadata"]["name"] for r in records if record_degraded_reason(r)}
-        records = [r for r in records if r["run"]["metadata"]["name"] not in dropped]
-    store_file = _write_jsonl(folder / "store.jsonl", records)
+    store_file = _write_jsonl(folder / "store.jsonl", plan.store_records)
     _checked(command("ingest", "--db", db, str(store_file)), "kernelindex ingest")
     ingest_s = time.perf_counter() - started
     for branch, trials in plan.scans.items():
@@ -231,8 +214,6 @@ def ask_ours(
             "kernelindex history",
         )
         _fill_changes(json.loads(out)["series"], trials)
-        for t in trials:
-            t.degraded |= {pos for pos, name in enumerate(t.names) if name in dropped}
     for i, (branch, new_docs, trials) in enumerate(plan.pr):
         new_file = _write_jsonl(folder / f"pr-{i}.jsonl", new_docs)
         # Exit 1 would mean an invalid record (the gate is not asked for): fail loudly.
@@ -518,9 +499,7 @@ def evaluate(
             pairs=args.pairs,
         )
         with tempfile.TemporaryDirectory(prefix="false-alarms-") as folder:
-            run_info = ask_ours(
-                plan, command, Path(folder), drop_degraded=args.drop_degraded_from_store
-            )
+            run_info = ask_ours(plan, command, Path(folder))
         trials = all_trials(plan)
         detectors: dict[str, Any] = {
             "ours": {
@@ -761,12 +740,6 @@ def main() -> int:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "false_alarms.json"
     )
-    parser.add_argument(
-        "--drop-degraded-from-store",
-        action="store_true",
-        help="leave degraded runs out of the store: history as a store with degraded marks"
-        " scans it",
-    )
     parser.add_argument("--self-test", action="store_true")
     args = parser.parse_args()
     command = Command(args.fresh_processes)
@@ -816,7 +789,6 @@ def main() -> int:
         "seconds": round(time.perf_counter() - started, 1),
         "calls_of_kernelindex": command.calls,
         "settings": {
-            "drop_degraded_from_store": args.drop_degraded_from_store,
             "rounds": args.rounds,
             "scan_rounds": args.scan_rounds,
             "pairs": args.pairs,

@@ -225,7 +225,9 @@ def test_postgres_migration_waits_for_a_layout_one_writer(request: pytest.Fixtur
             " record_form, source, ingested_at)"
             " SELECT 'late-run', status, observed_at, commit_id, branch, commit_time,"
             " median_ns, p20_ns, p80_ns, workload_digest, implementation_digest,"
-            " protocol_digest, environment_digest, labels, annotations, record_text,"
+            " protocol_digest, environment_digest, labels, annotations,"
+            # Its own record (export checks that a run's text is that run's).
+            " replace(record_text, '\"' || name || '\"', '\"late-run\"'),"
             " record_form, source, ingested_at FROM runs ORDER BY seq LIMIT 1"
         )
         failures: list[BaseException] = []

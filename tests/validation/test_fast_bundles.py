@@ -89,7 +89,14 @@ def test_merge_and_ingest_read_alike_both_ways(tmp_path: Path, options: dict[str
     both_ways(tmp_path, [*lines, lines[3], lines[5].replace('"median":', '"median":9')], **options)
 
 
-_BASE = dumps(bundle(p20=90000, p80=110000), indent=None)
+def _named(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    # bundle() numbers its runs across the session, which other modules' collection
+    # advances: the lines below rename this one's by its name.
+    doc["run"]["metadata"]["name"] = name
+    return doc
+
+
+_BASE = dumps(_named(bundle(p20=90000, p80=110000), "test-run-0"), indent=None)
 _OBSERVED = '"2026-11-30T00:00:00.000Z"'
 _DATES = [
     "2024-02-29", "2023-02-29", "2100-02-29", "2000-02-29", "1900-02-29", "2400-02-29",

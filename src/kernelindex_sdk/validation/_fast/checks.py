@@ -47,7 +47,9 @@ _WHOLE_LIMIT: Final = 2**52
 
 def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
     """Whether no check of the table reports a problem for a schema-valid run (and the
-    protocol its input carries); False also where this pass cannot tell.
+    protocol its input carries); False also where this pass cannot tell. True also
+    means that the store's rules (``_store_rules.STORE_CHECKS``) report nothing: every
+    latency it takes is an integer of nanoseconds in [0, 2^52) (:func:`_values_pass`).
 
     Args:
         run: The run document (schema-valid).
@@ -138,10 +140,10 @@ def _values_pass(spec: dict[str, Any], untimed: bool) -> bool:
         found.append((metric, rank, value))
     found.sort()
     # Within a metric, each rank once and no value below the one of the rank before.
-    return all(
-        low[0] != high[0] or (low[1] < high[1] and not low[2] > high[2])
-        for low, high in itertools.pairwise(found)
-    )
+    for low, high in itertools.pairwise(found):
+        if low[0] == high[0] and (low[1] == high[1] or low[2] > high[2]):
+            return False
+    return True
 
 
 def _whole_ns(value: Any) -> bool:

@@ -80,10 +80,6 @@ bundles.BundleReader.__init__ = counting
 from kernelindex_sdk.validation._fast import text
 text._BACKSLASH = text._PLUS = ord('"')
 """,
-    "e-6 numbers spelled as published (the colons counted instead)": """
-from kernelindex_sdk.validation._fast import text
-text._published_sixes = lambda written: None
-""",
     "none of it (KERNELINDEX_STRICT_READ=1)": "STRICT",
 }
 _READ = """

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kernelindex_sdk import validation
 from kernelindex_sdk._base.units import UNITS
 from kernelindex_sdk.validation import _fast, _semantic
+from kernelindex_sdk.validation._store_rules import STORE_CHECKS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 passes = _fast.passes
@@ -62,7 +63,10 @@ timing = st.fixed_dictionaries(
     {
         "latencyNs": st.dictionaries(
             st.sampled_from(_STATISTICS),
-            st.sampled_from([v for v in _VALUES if type(v) is int and v < 2**53]),
+            # Past 2^53 too: the store's 64-bit columns end at 2^63 - 1.
+            st.sampled_from(
+                [v for v in _VALUES if type(v) is int and v < 2**53] + [2**63 - 1, 2**63]
+            ),
         ),
         "primaryStatistic": st.sampled_from(["median", "p20", "mean"]),
     },
@@ -150,6 +154,36 @@ def test_passes_only_where_the_table_finds_nothing(
     run = _run(spec, when)
     if passes(run, protocol):
         assert _problems(run, protocol) == []
+
+
+def _store_problems(run: dict[str, Any]) -> list[Any]:
+    view = _semantic.RecordView(run=run)
+    return [p for check in STORE_CHECKS for p in check(view)]
+
+
+@settings(max_examples=3000, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(spec=run_spec, protocol=protocol, when=commit_time)
+def test_passes_only_where_the_store_s_rules_find_nothing(
+    spec: dict[str, Any], protocol: dict[str, Any] | None, when: str | None
+) -> None:
+    """The reader applies the store's rules only where ``passes`` said False: held on
+    generated runs with latencies up to, at and past the 64-bit columns, in every unit."""
+    run = _run(spec, when)
+    if passes(run, protocol):
+        assert _store_problems(run) == []
+
+
+def test_the_generated_runs_reach_the_store_s_rules() -> None:
+    """Not vacuous: some generated runs break the store's rules, some do not."""
+    seen = set()
+
+    @settings(max_examples=600, deadline=None, database=None)
+    @given(spec=run_spec, protocol=protocol, when=commit_time)
+    def probe(spec: dict[str, Any], protocol: dict[str, Any] | None, when: str | None) -> None:
+        seen.add(bool(_store_problems(_run(spec, when))))
+
+    probe()
+    assert seen == {True, False}
 
 
 def test_the_generated_runs_reach_both_answers() -> None:

@@ -75,15 +75,15 @@ def document_problems(
         yield from found
         return
     found_view = view(doc, detected)
-    checks: tuple[_semantic.Check, ...] = ()
     run, protocol = found_view.run, found_view.protocol
-    # The common run passes every check in one walk; the table says what is wrong.
-    if run is None or not (_fast.enabled() and _fast.passes(run, protocol)):
-        checks = _semantic.CHECKS
+    # The common run passes every check, and the store's rules, in one walk (_fast.passes);
+    # the tables say what is wrong.
+    passed = run is not None and _fast.enabled() and _fast.passes(run, protocol)
+    checks = () if passed else _semantic.CHECKS
     if verify_digests:
         checks = (*checks, _semantic.DIGEST_CHECK)
     found = list(_run_checks(checks, found_view))
-    if not found and for_store:
+    if not found and for_store and not passed:
         found = list(_run_checks(_store_rules.STORE_CHECKS, found_view))
     yield from found
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from .._json import text as _jsontext
 from ..errors import Problem
-from . import _document, _fast, _store_rules
+from . import _document, _fast
 from ._input_rules import InputRules
 
 __all__ = ["Reading", "RecordReader"]
@@ -82,7 +82,8 @@ class RecordReader:
         if bundles is not None and isinstance(text, bytes):
             value = bundles.read(text)
             if value is not None:
-                return self._admitted(value, where, text, fast=True)
+                # Valid, and within the store's rules: its run passed _fast.passes.
+                return self._admitted(value, where, text)
         parsed = _fast.parse(text)
         problems = tuple(
             _document.parsed_problems(
@@ -91,19 +92,13 @@ class RecordReader:
         )
         if problems:
             return Reading(None, problems)
-        reading = self._admitted(parsed.value, where, parsed.text, fast=False)
+        reading = self._admitted(parsed.value, where, parsed.text)
         if bundles is not None and isinstance(text, bytes) and not reading.problems:
             bundles.learn(text, parsed.value)
         return reading
 
-    def _admitted(self, value: Any, where: str, text: str | bytes | None, fast: bool) -> Reading:
-        """The reading of a valid value: the store's rules (which the fast path has not
-        applied yet) and the input's."""
-        if fast and self._for_store:
-            view = _document.view(value, "RecordBundle")
-            found = [p for check in _store_rules.STORE_CHECKS for p in check(view)]
-            if found:
-                return Reading(None, tuple(_jsontext.located(found, text)))
+    def _admitted(self, value: Any, where: str, text: str | bytes | None) -> Reading:
+        """The reading of a valid value: the input's rules."""
         if self._rules is None:
             return Reading(value)
         admission = self._rules.admit(value, where)

@@ -29,7 +29,10 @@ which names the problems. So each of its answers must be the plain path's. Why i
 3. **Checks** (:func:`.checks.passes`). It is True only when, for the run and the
    protocol given, every function of the table yields nothing; its docstrings say
    which rule of which check each step is. It answers False for any table other than
-   the one it was taught.
+   the one it was taught. True also means the store's rules
+   (``_store_rules.STORE_CHECKS``) find nothing: it takes only latencies (in
+   ``latencyNs`` or measured) that are integers of nanoseconds in [0, 2^52), which
+   the store's 64-bit columns hold.
 4. **Bundles** (:class:`.bundles.BundleReader`). A line ``L = {"run":`` X T was found
    valid by the plain path, with X one whole JSON value (orjson reads it) and T
    starting ``,"protocol":``. JSON's grammar reads one value after ``"run":``, so T is
@@ -50,8 +53,8 @@ which names the problems. So each of its answers must be the plain path's. Why i
      run's schema;
    - passes the table: the table reads only the run and the protocol, and ``passes``
      said so for X' with T's protocol (3).
-   Then the input's rules and, for the store, its rules run on the value, as in the
-   plain path.
+   Then the input's rules run on the value, as in the plain path; the store's rules
+   hold (3).
 5. **Admission** (:func:`.admission.known_bundle`). It answers True only where
    ``InputRules.admit`` would find no problem and remember nothing but the run's place
    (its docstring says why), and admit then remembers that place.

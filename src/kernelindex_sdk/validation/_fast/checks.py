@@ -47,7 +47,9 @@ _WHOLE_LIMIT: Final = 2**52
 
 def passes(run: dict[str, Any], protocol: dict[str, Any] | None) -> bool:
     """Whether no check of the table reports a problem for a schema-valid run (and the
-    protocol its input carries); False also where this pass cannot tell.
+    protocol its input carries); False also where this pass cannot tell. True also
+    means that the store's rules (``_store_rules.STORE_CHECKS``) report nothing: every
+    latency it takes is an integer of nanoseconds in [0, 2^52) (:func:`_values_pass`).
 
     Args:
         run: The run document (schema-valid).
@@ -113,35 +115,41 @@ def _values_pass(spec: dict[str, Any], untimed: bool) -> bool:
     """
     # (metric, rank, value) of every value: sorted, each metric's values by rank.
     found: list[tuple[str, int, Any]] = []
-    for statistic, value in spec.get("timing", {}).get("latencyNs", {}).items():
-        rank = _ORDER.get(statistic)
-        if rank is None or not _whole_ns(value):
-            return False
-        found.append(("latency", rank, value))
+    timing = spec.get("timing")
+    if timing is not None:
+        for statistic, value in timing["latencyNs"].items():
+            rank = _ORDER.get(statistic)
+            if rank is None or not _whole_ns(value):
+                return False
+            found.append(("latency", rank, value))
     # Each metric's unit and number type, other than latency's.
     forms: dict[str, tuple[str, type]] = {}
     for m in spec.get("measurements", ()):
         metric, unit, value = m["metric"], m["unit"], m["value"]
         rank = _ORDER.get(m["statistic"])
-        dimension, factor = UNITS[unit]
-        if metric == "latency":
-            plain = unit == "ns" and _whole_ns(value)
-        else:
-            form = (unit, type(value))
-            plain = (
-                dimension == _METRIC_DIMENSION.get(metric, dimension)
-                and forms.setdefault(metric, form) == form
-                and _finite(value, factor)
-            )
-        if rank is None or not plain or (untimed and dimension == "time"):
+        if rank is None:
             return False
+        if metric == "latency":
+            # Whole nanoseconds; a duration, so none where nothing was timed.
+            if untimed or unit != "ns" or not _whole_ns(value):
+                return False
+        else:
+            dimension, factor = UNITS[unit]
+            form = (unit, type(value))
+            if (
+                dimension != _METRIC_DIMENSION.get(metric, dimension)
+                or forms.setdefault(metric, form) != form
+                or not _finite(value, factor)
+                or (untimed and dimension == "time")
+            ):
+                return False
         found.append((metric, rank, value))
     found.sort()
     # Within a metric, each rank once and no value below the one of the rank before.
-    return all(
-        low[0] != high[0] or (low[1] < high[1] and not low[2] > high[2])
-        for low, high in itertools.pairwise(found)
-    )
+    for low, high in itertools.pairwise(found):
+        if low[0] == high[0] and (low[1] == high[1] or low[2] > high[2]):
+            return False
+    return True
 
 
 def _whole_ns(value: Any) -> bool:
@@ -158,7 +166,10 @@ def _finite(value: Any, factor: int) -> bool:
 
 def _sampled_ranges_pass(spec: dict[str, Any]) -> bool:
     """check_sampled_ranges: each sampled range of the conditions is ordered."""
-    for value in spec.get("conditions", {}).get("gpu", {}).values():
+    conditions = spec.get("conditions")
+    if conditions is None:
+        return True
+    for value in conditions.get("gpu", {}).values():
         if isinstance(value, dict) and not value["min"] <= value["median"] <= value["max"]:
             return False
     return True

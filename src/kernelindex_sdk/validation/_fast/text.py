@@ -11,14 +11,11 @@ docstring (``kernelindex_sdk.validation._fast``).
 
 from __future__ import annotations
 
-import functools
-import itertools
 import re
 from typing import Any, Final
 
 import orjson
 
-from ..._json.published import ecmascript_number
 from ..._json.text import MAX_DEPTH, Parsed, ValueScan, parse_document
 from .switch import enabled
 
@@ -34,10 +31,6 @@ _INTEGRAL: Final = re.compile(rb"\.0(?:[,\]}]|\Z)")
 # byte is found (benchmarks/results/reader_fast_parts.json).
 _BACKSLASH: Final = ord("\\")
 _PLUS: Final = ord("+")
-# The bytes of a number as orjson writes one, and those that may come just before one.
-_NUMBER_BYTES: Final = b"-.0123456789"
-_BEFORE_NUMBER: Final = (b":", b",", b"[")
-_AFTER_NUMBER: Final = (b",", b"]", b"}")
 
 
 def quick_value(data: bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
@@ -67,44 +60,10 @@ def quick_value(data: bytes, max_brackets: int | None = MAX_DEPTH) -> Any:
         return UNPROVEN
     if (_PLUS in written and b"e+" in written) or _INTEGRAL.search(written) is not None:
         return UNPROVEN
-    if written == data or _published_sixes(written) == data:
+    # Equal texts, or else equal counts of colons, leave no room for a repeated key.
+    if written == data or written.count(b":") == data.count(b":"):
         return value
-    return value if written.count(b":") == data.count(b":") else UNPROVEN
-
-
-def _published_sixes(written: bytes) -> bytes | None:
-    """orjson's writing with each number it wrote with the exponent -6 spelled as the
-    published form spells it (``1e-6`` as ``0.000001``, the one form of a non-integral
-    number below 1e16 that the two spell apart); None where an ``e-6`` is no number of
-    orjson's writing alone (text in a string, say). A writing without one is itself.
-
-    Equal to the text, it proves what the count of colons proves, without two passes
-    over the text (6% of a harness record's reading, whose ``atol`` is 1e-6, in
-    instructions: benchmarks/results/reader_fast_parts.json).
-    """
-    pieces = written.split(b"e-6")
-    spelled = []
-    for piece, after in itertools.pairwise(pieces):
-        before = piece.rstrip(_NUMBER_BYTES)
-        published = _published(piece[len(before) :])
-        if published is None or before[-1:] not in _BEFORE_NUMBER:
-            return None
-        if after[:1] not in _AFTER_NUMBER:
-            return None
-        spelled += [before, published]
-    spelled.append(pieces[-1])
-    return b"".join(spelled)
-
-
-@functools.lru_cache(maxsize=256)
-def _published(mantissa: bytes) -> bytes | None:
-    """The published spelling of the number ``{mantissa}e-6`` (a few per input); None
-    where that is no number."""
-    try:
-        number = float(mantissa + b"e-6")
-    except ValueError:
-        return None
-    return ecmascript_number(number).encode("ascii")
+    return UNPROVEN
 
 
 def parse(data: str | bytes) -> Parsed:

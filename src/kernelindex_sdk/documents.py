@@ -225,11 +225,11 @@ def _lines(
     """Documents of a JSON Lines stream, from line ``number`` after the ``pending`` lines."""
     for line in pending:
         if not _jsontext.is_blank(line):
-            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
+            yield Document(source, number, line.rstrip(b"\n"), True)
         number += 1
     while line := _read_line(stream, source, number):
         if not _jsontext.is_blank(line):
-            yield Document(source=source, line=number, text=line.rstrip(b"\n"), json_lines=True)
+            yield Document(source, number, line.rstrip(b"\n"), True)
         number += 1
 
 

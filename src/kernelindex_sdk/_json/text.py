@@ -109,9 +109,11 @@ def has_surrogate(text: str) -> bool:
 
 def is_blank(text: str | bytes) -> bool:
     """Whether ``text`` holds only JSON whitespace (space, tab, CR, LF; not form feed)."""
+    # Stripped from the left only: a line that starts with anything else comes back as
+    # it is, not copied without its newline.
     if isinstance(text, bytes):
-        return not text.strip(b" \t\r\n")
-    return not text.strip(_WHITESPACE)
+        return not text.lstrip(b" \t\r\n")
+    return not text.lstrip(_WHITESPACE)
 
 
 def _decode(data: str | bytes) -> tuple[str | None, list[Problem]]:

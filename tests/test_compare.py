@@ -682,3 +682,21 @@ def test_stderr_lines_of_the_gate_cannot_be_forged(tmp_path: Any) -> None:
     assert lines[HOSTILE][0].startswith("regression: ")
     assert not any(line.startswith("kernelindex: 0") for line in lines[HOSTILE])
     assert not RAW_CONTROL.search("\n".join(lines[HOSTILE]))
+
+
+def _with_samples(doc: dict[str, Any], samples: int) -> dict[str, Any]:
+    doc["run"]["spec"]["timing"]["samples"] = samples
+    return doc
+
+
+def test_a_pooled_row_shows_the_fewest_samples_the_verdict_judged_with() -> None:
+    """The row shows what was judged: the pool's fewest samples, not the standing run's."""
+    base = [
+        at_commit(
+            _with_samples(bundle(median=m, observed=f"2026-11-30T00:00:0{i}.000Z"), n), "a" * 40
+        )
+        for i, (m, n) in enumerate(((100_000, 101), (100_100, 1000)))
+    ]
+    (pair,) = cmp.compare(base, [_with_samples(bundle(median=100_000), 500)]).pairs
+    assert pair.base is not None
+    assert (pair.base.runs, pair.base.samples) == (2, 101)

@@ -206,3 +206,17 @@ def test_compare_is_significant_answers_through_the_verdict() -> None:
     for base, new in ((100.0, 104.0), (100.0, 103.0), (100.0, 80.0)):
         found = judge(Point(median=base), Point(median=new)).changed
         assert is_significant(Stat("latency", "ns", base), Stat("latency", "ns", new)) is found
+
+
+@pytest.mark.parametrize("samples", [0, -3, 1.5, "5", True, math.inf, math.nan])
+def test_a_sample_count_that_is_not_a_whole_number_of_one_or_more_is_an_argument_error(
+    samples: object,
+) -> None:
+    with pytest.raises(ArgumentError, match="samples"):
+        Point(median=100.0, p20=99.0, p80=101.0, samples=samples)  # type: ignore[arg-type]
+
+
+def test_a_whole_float_sample_count_is_its_integer() -> None:
+    point = Point(median=100.0, samples=5.0)  # type: ignore[arg-type]
+    assert point.samples == 5
+    assert type(point.samples) is int

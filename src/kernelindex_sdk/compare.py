@@ -530,9 +530,11 @@ def _side(runs: list[Run], side: str) -> tuple[Run, Point | None, tuple[str, ...
     pooled = pool(p for p in points if p is not None)
     said = f"{len(same)} {side} runs of {run.implementation} pooled (replicates)"
     notes = (said,) if len(same) == len(runs) else (*notes, said)
-    # The row shows what was judged: the pooled median, p20 and p80.
+    # The row shows what was judged: the pooled median, p20, p80 and fewest samples.
     value = Stat(run.value.metric, run.value.unit, pooled.median, pooled.p20, pooled.p80)
-    stands = run._replace(value=value, runs=pooled.runs, degraded=pooled.degraded)
+    stands = run._replace(
+        value=value, runs=pooled.runs, samples=pooled.samples, degraded=pooled.degraded
+    )
     return stands, pooled, notes, same
 
 

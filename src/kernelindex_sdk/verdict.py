@@ -140,6 +140,26 @@ class Noise:
         return upper_sd(self.sd, self.df)
 
 
+def _sample_count(value: object) -> int | None:
+    """A point's sample count: None (unknown) or a whole number >= 1; a record's ``5.0``
+    (the schema's number) is 5.
+
+    Raises:
+        ArgumentError: for anything else (a bool, text, a fraction, 0 or less).
+    """
+    if value is None:
+        return None
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 1
+        and value == int(value)
+    ):
+        return int(value)
+    raise ArgumentError(argument="samples", reason=f"expected a whole number >= 1, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class Point:
     """One point: a run, or the replicates of one point pooled (see :func:`pool`).
@@ -158,7 +178,7 @@ class Point:
     p20: float | None = None
     p80: float | None = None
     runs: int = 1
-    samples: int | None = None
+    samples: int | None = attrs.field(default=None, converter=_sample_count)
     degraded: str | None = None
 
     @property

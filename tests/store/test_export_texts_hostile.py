@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from _cli_runner import run_in_process
-from _sql import query
+from _sql import mark, query
 
 from kernelindex_sdk.store import open_store
 
@@ -74,3 +74,38 @@ def test_a_text_that_spells_its_name_with_escapes_is_still_exported(
     status, _, err = run_in_process("export", "--db", store_url, "-o", str(out))
     assert (status, err) == (0, f"exported 64 record(s) to {out}\n")
     assert out.read_text(encoding="utf-8").count('"name":"\\u006bernelindex') >= 64
+
+
+@pytest.mark.parametrize("ending", ["\r", "  ", "\t \r"], ids=["crlf", "blanks", "both"])
+def test_a_line_with_json_whitespace_after_it_exports_as_it_came(
+    store_url: str, tmp_path: Path, ending: str
+) -> None:
+    """Ingest keeps a line byte for byte, a CRLF file's \\r and trailing blanks included:
+    JSON's whitespace, not damage. Export gives the same lines back."""
+    lines = SWEEP.read_text(encoding="utf-8").splitlines()[:3]
+    source = tmp_path / "in.jsonl"
+    source.write_bytes("".join(f"{line}{ending}\n" for line in lines).encode("utf-8"))
+    with open_store(store_url) as store:
+        assert store.ingest([source]).added == 3
+    out = tmp_path / "out.jsonl"
+    status, _, err = run_in_process("export", "--db", store_url, "-o", str(out))
+    assert (status, err) == (0, f"exported 3 record(s) to {out}\n")
+    assert out.read_bytes() == source.read_bytes()
+
+
+def test_another_runs_text_naming_this_run_in_a_label_is_still_refused(
+    store_url: str, tmp_path: Path
+) -> None:
+    """The name is sought as a name member, not anywhere: a text that holds this run's
+    name only as a label's value is another run's record."""
+    with open_store(store_url) as store:
+        assert store.ingest([SWEEP]).added == 64
+    first = query(store_url, f"SELECT name FROM runs WHERE seq = {FIRST}")[0][0]
+    other = query(store_url, f"SELECT record_text FROM run_texts WHERE seq = {FIRST} + 1")[0][0]
+    forged = other.replace('"metadata":{', f'"metadata":{{"labels":{{"x":"{first}"}},', 1)
+    assert forged != other
+    update = f"UPDATE run_texts SET record_text = {mark(store_url)} WHERE seq = {FIRST}"
+    query(store_url, update, (forged,))
+    status, _, err = run_in_process("export", "--db", store_url, "-o", str(tmp_path / "o.jsonl"))
+    assert status == 1, err
+    assert "is not that run's record" in err, err

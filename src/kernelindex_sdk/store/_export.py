@@ -57,9 +57,12 @@ def _line(
         line = export_line(text, str(form))
     except ValueError:
         raise damaged(url, f"{what}'s text in {table} is not JSON") from None
-    if not (line[:1] == "{" and line[-2:] == "}\n") or "\n" in line[:-1] or "\r" in line:
+    # A line keeps the whitespace it came with (a CRLF file's \r, trailing blanks):
+    # JSON's own, so only a line break inside the text breaks the line.
+    body = line.strip(" \t\r\n")
+    if not (body[:1] == "{" and body[-1:] == "}") or "\n" in line[:-1]:
         raise damaged(url, f"{what}'s text in {table} is not one JSON object on one line")
-    if name is not None and json.dumps(name) not in line and _run_name(line) != name:
+    if name is not None and f'"name":{json.dumps(name)}' not in line and _run_name(line) != name:
         raise damaged(url, f"{what}'s text in {table} is not that run's record")
     return line
 

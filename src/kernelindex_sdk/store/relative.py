@@ -328,6 +328,7 @@ def _one(
         min_segment=min_segment,
         runs=[points[i].runs for i in kept],
         noise=noise,
+        samples=[points[i].samples for i in kept],
     )
 
     def point(j: int) -> Point:

@@ -149,6 +149,27 @@ def test_a_path_in_bytes_that_are_not_utf8_names_its_file(tmp_path: Path) -> Non
     assert len(out.read_text("utf-8").splitlines()) == 64
 
 
+IMPORTED = [
+    ("liger", "liger/all_benchmark_data.subset.csv"),
+    ("nvbench", "nvbench/test_ref.json"),
+    ("gbench", "gbench/kernels.json"),
+    ("pytest-benchmark", "pytest-benchmark/benchmark.json"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "fixture"), IMPORTED, ids=[f for f, _ in IMPORTED])
+def test_an_imported_file_named_in_bytes_that_are_not_utf8_is_read(
+    tmp_path: Path, fmt: str, fixture: str
+) -> None:
+    """Arguments class: every importer's input files are paths, not text."""
+    source = tmp_path / os.fsdecode(b"in-\xff" + Path(fixture).suffix.encode())
+    source.write_bytes((FIXTURE.parent / fixture).read_bytes())
+    out = tmp_path / "out.jsonl"
+    status, err = _run("import", fmt, str(source), "-o", str(out))
+    assert status == 0, err
+    assert out.read_text("utf-8").count("\n") > 0
+
+
 NUMBERS = [
     ("compare", "--threshold", ["a.jsonl", "b.jsonl"]),
     ("compare", "--fail-on-regression", ["a.jsonl", "b.jsonl"]),

@@ -53,7 +53,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: that may hold bytes that are not UTF-8 (POSIX file names may; Python hands them over
 #: as lone surrogates, which open the same file again). tests/_cli/test_cli_arguments.py
 #: lists every argument of every command against this.
-PATH_ARGUMENTS: Final = frozenset({"paths", "csv", "out", "plot", "base", "new", "db"})
+PATH_ARGUMENTS: Final = frozenset({"paths", "files", "out", "plot", "base", "new", "db"})
 # A store URL inside a message, to the next blank (a password may hold quotes); a path's
 # display may have folded its "//" into "/".
 _URL: Final = re.compile(r"(postgres(?:ql)?:/+)(\S*)", re.IGNORECASE)

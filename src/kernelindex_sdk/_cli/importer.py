@@ -99,10 +99,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             " with the verdict of the rows read so far."
         ),
     )
-    liger.add_argument("csv", nargs="+", metavar="CSV")
+    liger.add_argument("files", nargs="+", metavar="CSV")
     add_out(liger)
     add_provenance(liger)
-    liger.set_defaults(run=_cmd_import_liger)
+    liger.set_defaults(run=_cmd_import, reading=_liger, noun="row(s)")
 
     nvbench = _format(
         formats,
@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         " batch, CPU only), a skipped state as a failed run.",
     )
     _observed_option(nvbench, "nvbench writes no time; default: the file's modification time")
-    nvbench.set_defaults(run=_cmd_import, reading=_nvbench)
+    nvbench.set_defaults(run=_cmd_import, reading=_nvbench, noun="run(s)")
 
     gbench = _format(
         formats,
@@ -127,7 +127,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the CPU's name for the environment (Google Benchmark writes none)",
     )
     _observed_option(gbench, "for a file without context.date; default: its modification time")
-    gbench.set_defaults(run=_cmd_import, reading=_gbench)
+    gbench.set_defaults(run=_cmd_import, reading=_gbench, noun="run(s)")
 
     pytest_benchmark = _format(
         formats,
@@ -139,7 +139,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _observed_option(
         pytest_benchmark, "for a file without datetime; default: its modification time"
     )
-    pytest_benchmark.set_defaults(run=_cmd_import, reading=_pytest_benchmark)
+    pytest_benchmark.set_defaults(run=_cmd_import, reading=_pytest_benchmark, noun="run(s)")
 
     tritonbench = _format(
         formats,
@@ -170,13 +170,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _observed_option(
         tritonbench, "TritonBench writes no time; default: the file's modification time"
     )
-    tritonbench.set_defaults(run=_cmd_import, reading=_tritonbench)
+    tritonbench.set_defaults(run=_cmd_import, reading=_tritonbench, noun="run(s)")
 
 
 def _nvbench(args: argparse.Namespace, io: Streams) -> tuple[Callable[..., Any], dict[str, Any]]:
     from ..importers import nvbench
 
     return nvbench.import_files, {"observed_at": args.observed_at}
+
+
+def _liger(args: argparse.Namespace, io: Streams) -> tuple[Callable[..., Any], dict[str, Any]]:
+    from ..importers import liger
+
+    return liger.import_files, {"on_notice": notice(io)}
 
 
 def _gbench(args: argparse.Namespace, io: Streams) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -240,41 +246,9 @@ def _cmd_import(args: argparse.Namespace, io: Streams) -> int:
     except InputError as err:
         if not reader_gone(err):
             raise
-        silence_stdout(io)
-        return EXIT_INVALID if rejected else EXIT_OK
-    print(_summary("run(s)", summary, args.out), file=io.stderr)
-    return EXIT_INVALID if summary.rejected else EXIT_OK
-
-
-def _cmd_import_liger(args: argparse.Namespace, io: Streams) -> int:
-    from ..importers import liger
-
-    rejected = 0
-
-    def report(error: KernelIndexError) -> None:
-        nonlocal rejected
-        rejected += 1
-        print(str(error), file=io.stderr)
-
-    fd = stdout_fd(io)
-    try:
-        summary = liger.import_files(
-            args.csv,
-            args.out,
-            stream=io.stdout,
-            on_error=report,
-            on_notice=notice(io),
-            stream_fd=fd[0] if fd else None,
-            provenance=Provenance(
-                commit=args.commit, branch=args.branch, commit_time=args.commit_time
-            ),
-        )
-    except InputError as err:
-        if not reader_gone(err):
-            raise
         # Standard output's reader went away (| head): the import stops there, with
-        # the verdict of the rows read so far.
+        # the verdict of the entries read so far.
         silence_stdout(io)
         return EXIT_INVALID if rejected else EXIT_OK
-    print(_summary("row(s)", summary, args.out), file=io.stderr)
+    print(_summary(args.noun, summary, args.out), file=io.stderr)
     return EXIT_INVALID if summary.rejected else EXIT_OK

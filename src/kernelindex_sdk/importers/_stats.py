@@ -12,33 +12,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from .._base.display import short_repr
 from .._base.schemas import SAFE_INT
 from .._base.units import NS_PER, UNITS
+from ..models import Statistic
 
 __all__ = ["Timing", "extend", "measurement", "timing", "to_ns"]
 
 Timing = tuple[dict[str, Any] | None, list[dict[str, Any]]]
 
-# The schema's statistics in the order a run lists them.
-_ORDER: Final = (
-    "mean",
-    "median",
-    "min",
-    "max",
-    "stddev",
-    "p5",
-    "p10",
-    "p20",
-    "p25",
-    "p75",
-    "p80",
-    "p90",
-    "p95",
-    "p99",
-)
+# The schema's statistics in the order a run lists them (the generated enum's order).
+_ORDER: Final = get_args(Statistic)
 
 
 def to_ns(value: float, unit: str, what: str) -> int:

@@ -6,6 +6,8 @@
   the load when asked); :func:`gpu_facts` adds the GPU and the torch and Triton versions.
 - :func:`load_module`: a Python file (an earlier ``fused.py``, say) loaded as a module
   beside this tree's, for before/after runs in one process.
+- :func:`instructions`: one process's instructions under valgrind (a count the load does
+  not move); :func:`head_lines`: a file's first lines, for inputs of two sizes.
 - GPU timing loops: :func:`host_us` (host time to issue a call, the GPU kept busy),
   :func:`graph_ms` (GPU time alone, under a CUDA graph).
 
@@ -19,6 +21,9 @@ import importlib.util
 import json
 import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +35,8 @@ from typing import Any
 HOST_CALLS = 100
 HOST_BATCHES = 15
 
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+
 
 def write_results(results: dict[str, Any], out: Path | str | None) -> None:
     """Write ``results`` to ``out`` (UTF-8), or to standard output when it is None."""
@@ -38,6 +45,44 @@ def write_results(results: dict[str, Any], out: Path | str | None) -> None:
         sys.stdout.write(text)
     else:
         Path(out).write_text(text, encoding="utf-8")
+
+
+def instructions(args: list[str], env: dict[str, str]) -> int:
+    """Instructions (valgrind's I refs, cachegrind without its cache simulation) of one
+    process running our interpreter with ``args`` in ``env``: a count the machine's load
+    does not move."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    # Our own interpreter on our own code and files: S603 does not apply.
+    done = subprocess.run(  # noqa: S603
+        [
+            valgrind,
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = _REFS.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"no instruction count from valgrind: {done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def head_lines(path: Path, count: int, out: Path) -> Path:
+    """The first ``count`` lines of ``path`` written to ``out``; ``out``."""
+    with path.open("rb") as lines, out.open("wb") as kept:
+        for number, line in enumerate(lines):
+            if number == count:
+                break
+            kept.write(line)
+    return out
 
 
 def machine_facts(*, load: bool = False) -> dict[str, Any]:

@@ -24,15 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from _results import machine_facts, write_results
+from _results import head_lines, machine_facts, write_results
+from _results import instructions as valgrind_instructions
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -40,7 +38,6 @@ import compare_throughput  # noqa: E402
 import store_ingest  # noqa: E402
 
 SMALL, LARGE = 500, 1500
-_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 _CHECK = """
 import sys
 from kernelindex_sdk.documents import check_documents
@@ -60,39 +57,7 @@ def instructions(src: Path, code: str, *args: str) -> int:
     env.pop("KERNELINDEX_STRICT_READ", None)
     if args[-1:] == ("full",):
         env["KERNELINDEX_STRICT_READ"] = "1"
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
-    # Our own interpreter on files we wrote: S603 does not apply.
-    done = subprocess.run(  # noqa: S603
-        [
-            valgrind,
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            code,
-            *args,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = _REFS.search(done.stderr)
-    if found is None:
-        raise SystemExit(f"no instruction count from valgrind: {done.stderr[-500:]}")
-    return int(found.group(1).replace(",", ""))
-
-
-def head(path: Path, count: int, out: Path) -> Path:
-    with path.open("rb") as lines, out.open("wb") as kept:
-        for number, line in enumerate(lines):
-            if number == count:
-                break
-            kept.write(line)
-    return out
+    return valgrind_instructions(["-c", code, *args], env)
 
 
 def per_record(src: Path, files: dict[int, tuple[Path, ...]], code: str, *extra: str) -> int:
@@ -112,7 +77,7 @@ def main() -> None:
         work = Path(tmp)
         for kind in ("liger", "harness", "example"):
             whole = store_ingest.make_file(kind, LARGE, work)
-            files = {n: (head(whole, n, work / f"{kind}-{n}.jsonl"),) for n in (SMALL, LARGE)}
+            files = {n: (head_lines(whole, n, work / f"{kind}-{n}.jsonl"),) for n in (SMALL, LARGE)}
             for mode, what in (
                 ("quick", "check_documents()"),
                 ("full", "check_documents(), KERNELINDEX_STRICT_READ=1"),
@@ -130,7 +95,9 @@ def main() -> None:
         for kind in ("harness", "liger"):
             base, new = compare_throughput.make_files(work, kind, LARGE)
             files = {
-                n: tuple(head(p, n, work / f"cmp-{kind}-{p.stem}-{n}.jsonl") for p in (base, new))
+                n: tuple(
+                    head_lines(p, n, work / f"cmp-{kind}-{p.stem}-{n}.jsonl") for p in (base, new)
+                )
                 for n in (SMALL, LARGE)
             }
             for src in sources:

@@ -23,8 +23,6 @@ import argparse
 import json
 import os
 import platform
-import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _results import write_results
+from _results import head_lines, write_results
+from _results import instructions as valgrind_instructions
 from reader_turns import _harness_now
 from store_ingest import make_file
 
 ROOT = Path(__file__).resolve().parent.parent
-_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 # Each part turned off, as a few lines run before the file is read.
 PARTS = {
     "the whole fast path": "",
@@ -124,40 +122,8 @@ def cpu_seconds(setup: str, path: Path, cpu: str) -> float:
 
 def instructions(setup: str, path: Path) -> int:
     """Instructions (valgrind's I refs) of one process reading ``path``."""
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     env, setup = _env(setup)
-    # Our own interpreter on files we wrote: S603 does not apply.
-    done = subprocess.run(  # noqa: S603
-        [
-            valgrind,
-            "--tool=cachegrind",
-            "--cache-sim=no",
-            "--cachegrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            setup + _READ,
-            str(path),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    found = _REFS.search(done.stderr)
-    if found is None:
-        raise SystemExit(f"no instruction count from valgrind: {done.stderr[-500:]}")
-    return int(found.group(1).replace(",", ""))
-
-
-def _head(path: Path, count: int, out: Path) -> Path:
-    with path.open("rb") as lines, out.open("wb") as kept:
-        for number, line in enumerate(lines):
-            if number == count:
-                break
-            kept.write(line)
-    return out
+    return valgrind_instructions(["-c", setup + _READ, str(path)], env)
 
 
 def main() -> int:
@@ -177,8 +143,8 @@ def main() -> int:
             "harness-now": _harness_now(work, args.timed),
         }
         for kind, timed in files.items():
-            whole = _head(timed, args.large, work / f"{kind}-large.jsonl")
-            small = _head(timed, args.small, work / f"{kind}-small.jsonl")
+            whole = head_lines(timed, args.large, work / f"{kind}-large.jsonl")
+            small = head_lines(timed, args.small, work / f"{kind}-small.jsonl")
             counts: dict[str, int] = {}
             for part, setup in PARTS.items():
                 diff = instructions(setup, whole) - instructions(setup, small)

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from _results import instructions as valgrind_instructions
 from _results import machine_facts, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,32 +73,13 @@ for i in range(k):
 
 
 def _instructions(src: Path, path: Path, k: int, script: str = _SHARE) -> int:
-    # valgrind from PATH on our own interpreter and code: S603/S607 do not apply.
     # The child's stores go in a folder removed after it (a harness store is ~17 MB).
     with tempfile.TemporaryDirectory(prefix="store-share-") as folder:
-        done = subprocess.run(  # noqa: S603
-            [  # noqa: S607
-                "valgrind",
-                "--tool=cachegrind",
-                "--cache-sim=no",
-                "--cachegrind-out-file=/dev/null",
-                sys.executable,
-                "-c",
-                script,
-                str(path),
-                str(k),
-                folder,
-            ],
-            capture_output=True,
-            text=True,
+        return valgrind_instructions(
+            ["-c", script, str(path), str(k), folder],
             # A fixed hash seed: the same dictionaries' layouts in both runs.
-            env={**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
-            check=True,
+            {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"},
         )
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if found is None:
-        raise SystemExit(f"no instruction count in valgrind's output:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
 
 
 def main() -> int:

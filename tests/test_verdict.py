@@ -220,3 +220,11 @@ def test_a_whole_float_sample_count_is_its_integer() -> None:
     point = Point(median=100.0, samples=5.0)  # type: ignore[arg-type]
     assert point.samples == 5
     assert type(point.samples) is int
+
+
+def test_points_taken_together_count_their_fewest_samples_or_none_when_one_is_unknown() -> None:
+    assert v.fewest_samples([1000, 101, 500]) == 101
+    assert v.fewest_samples([1000, None]) is None
+    assert v.fewest_samples([]) is None
+    pooled = v.pool([Point(median=1.0, samples=7), Point(median=2.0, samples=3)])
+    assert pooled.samples == v.fewest_samples([7, 3]) == 3

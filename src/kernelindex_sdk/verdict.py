@@ -58,6 +58,7 @@ __all__ = [
     "Noise",
     "Point",
     "Verdict",
+    "fewest_samples",
     "judge",
     "pool",
     "replicate_noise",
@@ -427,6 +428,15 @@ def _median(values: Sequence[float]) -> float:
     return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2.0
 
 
+def fewest_samples(counts: Iterable[int | None]) -> int | None:
+    """The sample count of points taken together: the fewest, None when one is unknown
+    (as :func:`pool` counts a pooled point's)."""
+    found = list(counts)
+    if not found or None in found:
+        return None
+    return min(c for c in found if c is not None)
+
+
 def pool(points: Iterable[Point]) -> Point:
     """The replicates of one point as one: the medians of their medians, p20s and p80s
     (None when a run lacks one), the runs summed, the fewest samples, any degraded reason.
@@ -441,14 +451,13 @@ def pool(points: Iterable[Point]) -> Point:
         return found[0]
     lows = [p.p20 for p in found]
     highs = [p.p80 for p in found]
-    samples = [p.samples for p in found]
     reasons = sorted({p.degraded for p in found if p.degraded})
     return Point(
         median=_median([p.median for p in found]),
         p20=None if None in lows else _median([x for x in lows if x is not None]),
         p80=None if None in highs else _median([x for x in highs if x is not None]),
         runs=sum(p.runs for p in found),
-        samples=None if None in samples else min(s for s in samples if s is not None),
+        samples=fewest_samples(p.samples for p in found),
         degraded="; ".join(reasons) or None,
     )
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..verdict import DEFAULT_THRESHOLD, Noise, Point, judge, pool
+from ..verdict import DEFAULT_THRESHOLD, Noise, Point, fewest_samples, judge
 from ._history_types import Change, Difference, SeriesHistory
 from ._rows import RunRow
 from .changepoints import ChangePoint
@@ -185,7 +185,7 @@ def _ratio_point(a: Point, b: Point) -> Point:
         p80=ratio * math.exp(half),
         runs=min(a.runs, b.runs),
         # Known no better than its less sampled side (pool counts the fewest).
-        samples=pool((a, b)).samples,
+        samples=fewest_samples((a.samples, b.samples)),
     )
 
 

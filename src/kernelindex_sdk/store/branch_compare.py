@@ -34,6 +34,7 @@ from ..verdict import (
     Noise,
     Point,
     Verdict,
+    fewest_samples,
     judge,
     pool,
     replicate_noise,
@@ -171,9 +172,7 @@ def _base_run(base: _Base, workload: Workload | None, branch: str) -> Run:
             _median([line.highs[g] for g in chosen]),
         )
         runs, degraded = len(chosen), None
-        counts = [line.samples[g] for g in chosen]
-        # The fewest, as a pooled point counts them (None when one is unknown).
-        samples = None if None in counts else min(c for c in counts if c is not None)
+        samples = fewest_samples(line.samples[g] for g in chosen)
     return Run(
         f"{branch}: {latest.name}",
         latest.name,

@@ -35,7 +35,7 @@ import attrs
 
 from .._base.arguments import instance, integer, records
 from ..errors import ArgumentError
-from ..verdict import Noise, Point, Verdict, judge, replicate_noise
+from ..verdict import Noise, Point, Verdict, fewest_samples, judge, replicate_noise
 from ..verdict import scatter_noise as _scatter_noise
 from ._history_causes import Causes, Sweeps, diff, explain, shared_shifts
 from ._history_json import history_as_json, history_json_text
@@ -88,14 +88,6 @@ def _median(values: Sequence[Any]) -> Any:
     if None in values:
         return None
     return statistics.median(values)
-
-
-def _fewest(counts: Sequence[int | None]) -> int | None:
-    """The fewest samples of a point's runs (as :func:`kernelindex_sdk.verdict.pool`
-    takes them); None when a run's count is unknown."""
-    if None in counts:
-        return None
-    return min(c for c in counts if c is not None)
 
 
 @attrs.frozen
@@ -151,7 +143,7 @@ class Line:
             runs.append(len(fit))
             reasons = sorted({d for d in map(row_degraded, fit) if d is not None})
             marks.append("; ".join(reasons) or None)
-            counts.append(_fewest([r.samples for r in fit]))
+            counts.append(fewest_samples([r.samples for r in fit]))
         return cls(series, groups, medians, lows, highs, runs, marks, counts)
 
     def point(self, g: int) -> Point:
@@ -212,7 +204,7 @@ def _segment(line: Line, groups: Sequence[int], level: float) -> Point:
         p20=level * statistics.median(lows),
         p80=level * statistics.median(highs),
         runs=max(1, len(groups)),
-        samples=_fewest([line.samples[g] for g in groups]),
+        samples=fewest_samples([line.samples[g] for g in groups]),
     )
 
 

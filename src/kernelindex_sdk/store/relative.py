@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..verdict import BASELINE_LABEL, Point, Verdict, judge, pool, scatter_noise
+from ..verdict import BASELINE_LABEL, Point, Verdict, fewest_samples, judge, scatter_noise
 from ._history_causes import Causes, explain
 from ._history_types import Difference
 from ._relative_render import relative_as_json, relative_json_text, relative_table
@@ -168,7 +168,7 @@ def relative_series(
                 degraded="; ".join(marks) or None,
                 # The fewest samples of the two (pool's count): the ratio's spread is
                 # no better known than its less sampled side's.
-                samples=pool((mine, base)).samples,
+                samples=fewest_samples((mine.samples, base.samples)),
             )
             key = RelativeKey(
                 k.workload_digest,

@@ -79,9 +79,6 @@ class BundleReader:
     def __init__(self) -> None:
         self._enabled = _members_judged_alone()
         self._tails: dict[bytes, _Tail] = {}
-        # The tail found last: a sweep's lines share one, compared in place, neither
-        # sought nor copied and hashed (a kB or two) for the table.
-        self._last: _Tail | None = None
         self._run_schema = _registry.fast_validator("BenchmarkRun")
         # The run sits one level inside the bundle's braces. Where the schema bounds how
         # deep a valid run nests so that the bundle stays within MAX_DEPTH, its brackets
@@ -94,23 +91,16 @@ class BundleReader:
         in full."""
         if not self._enabled or data[: len(_RUN_HEAD)] != _RUN_HEAD:
             return None
-        tail = self._last
-        if tail is None or not data.endswith(tail.text):
-            tail = self._kept_tail(data)
-            if tail is None:
-                return None
-            self._last = tail
+        at = data.rfind(_TAIL_HEAD)
+        tail = self._tails.get(data[at:]) if at > 0 else None
+        if tail is None:
+            return None
         run = quick_value(data[len(_RUN_HEAD) : len(data) - len(tail.text)], self._run_brackets)
         if run is UNPROVEN or not _registry.is_valid(self._run_schema, run):
             return None
         if not passes(run, tail.protocol):
             return None
         return {"run": run, **tail.members}
-
-    def _kept_tail(self, data: bytes) -> _Tail | None:
-        """The kept tail that ``data`` ends with, from its last ``,"protocol":``."""
-        at = data.rfind(_TAIL_HEAD)
-        return self._tails.get(data[at:]) if at > 0 else None
 
     def learn(self, data: bytes, value: Any) -> None:
         """Keep the tail of a line the plain path found valid, with ``value`` its value."""

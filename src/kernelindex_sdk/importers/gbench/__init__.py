@@ -14,19 +14,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Final
 
-from ..._base.timestamps import utc_milliseconds
-from ...errors import KernelIndexError
 from ...models import RecordBundle
 from ...provenance import Provenance
 from .. import _pipeline
 from .._draft import Draft, Rejected, Where
 from .._jsonfile import FileRejectedError, load_json, object_at
 from .._keys import flat_annotations
-from .._observed import observed_or_file_time
+from .._observed import iso_instant, observed_or_file_time
 from .._output import ImportSummary
 from ._rows import group
 from ._runs import FileContext, instance_entries
@@ -36,24 +34,6 @@ __all__ = ["KIND", "SOURCE", "ImportSummary", "import_files", "read", "read_file
 
 #: What an input is, for messages.
 KIND: Final = "a Google Benchmark JSON file"
-
-
-def _date(context: dict[str, Any]) -> datetime | None:
-    """``context.date``: ISO 8601 with an offset since Google Benchmark 1.5; older files
-    write local time without a zone, read here as UTC."""
-    text = context.get("date")
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    try:
-        return utc_milliseconds(moment)
-    except KernelIndexError:
-        return None
 
 
 def _provider(context: dict[str, Any]) -> str:
@@ -78,7 +58,9 @@ def reader(observed_at: datetime | None = None, machine: str | None = None) -> _
         if not isinstance(root, dict) or not isinstance(root.get("benchmarks"), list):
             raise FileRejectedError("not a Google Benchmark JSON file: no 'benchmarks' list")
         context = object_at(root, "context")
-        observed = _date(context) or observed_or_file_time(observed_at, source)
+        # context.date: ISO 8601 with an offset since Google Benchmark 1.5; older files
+        # write local time without a zone, read as UTC.
+        observed = iso_instant(context.get("date")) or observed_or_file_time(observed_at, source)
         build = context.get("library_build_type")
         file_context = FileContext(
             provider=_provider(context),

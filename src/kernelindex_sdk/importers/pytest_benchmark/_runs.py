@@ -6,16 +6,16 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Final
 
 from ..._base.names import slug
-from ..._base.timestamps import utc_milliseconds
 from ...errors import KernelIndexError
 from ...provenance import BRANCH, COMMIT, COMMIT_TIME, normalize_commit_time
 from .._draft import Shared
 from .._jsonfile import object_at
 from .._keys import flat_parameters, metric_entries, operation
+from .._observed import iso_instant
 
 __all__ = [
     "DIRTY",
@@ -150,19 +150,7 @@ def environment(machine: dict[str, Any]) -> Shared:
 
 def observed(root: dict[str, Any]) -> datetime | None:
     """When the benchmarks ran: ``datetime`` (ISO 8601; without an offset, UTC)."""
-    text = root.get("datetime")
-    if not isinstance(text, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    try:
-        return utc_milliseconds(moment)
-    except KernelIndexError:
-        return None
+    return iso_instant(root.get("datetime"))
 
 
 def commit_annotations(commit: dict[str, Any]) -> dict[str, str]:

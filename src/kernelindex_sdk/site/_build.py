@@ -42,6 +42,7 @@ from ._model import StepFinder, build_lines, relative_id
 from ._pages import (
     facets,
     health,
+    latest_by_family,
     refs,
     relative_entry,
     relative_payload,
@@ -202,7 +203,7 @@ def write_site(
     )
     left_out = _left_out(grouped)
     entries = [series_entry(s, bandwidths) for s in lines]
-    families = _latest_by_family(lines)
+    families = latest_by_family(lines)
     relative_entries = [
         relative_entry(h, _stale(h.series.points[-1].run, families)) for h in relative
     ]
@@ -278,17 +279,6 @@ def write_site(
         landing_bytes=landing,
         left_out=left_out,
     )
-
-
-def _latest_by_family(lines: Sequence[Any]) -> dict[tuple[str, str], str]:
-    latest: dict[tuple[str, str], str] = {}
-    for s in lines:
-        for run in s.line_runs:
-            family = (run.operation or "", run.pass_ or "")
-            when = utc_instant(run.order_key)
-            if when > latest.get(family, ""):
-                latest[family] = when
-    return latest
 
 
 def _stale(run: RunRow, families: Mapping[tuple[str, str], str]) -> bool:

@@ -20,8 +20,8 @@ import attrs
 from ..store import RunRow
 from ..store.history import Change, SeriesHistory, SpecLookup, series_history
 from ..store.relative import RelativeHistory, relative_history
-from ..store.series import Series, SeriesKey, row_degraded, utc_instant
-from ..verdict import BASELINE_LABEL, Point, judge
+from ..store.series import Series, SeriesKey, row_point, utc_instant
+from ..verdict import BASELINE_LABEL, judge
 
 __all__ = ["Line", "Step", "StepFinder", "build_lines", "series_id"]
 
@@ -129,17 +129,7 @@ def _judged(step: Step, line: Sequence[RunRow]) -> Step:
     """A finder's step judged by the one verdict: the runs either side of it."""
     if step.verdict or not 0 < step.index < len(line):
         return step
-
-    def point(row: RunRow) -> Point:
-        return Point(
-            median=float(row.median_ns or 0),
-            p20=row.p20_ns,
-            p80=row.p80_ns,
-            samples=row.samples,
-            degraded=row_degraded(row),
-        )
-
-    found = judge(point(line[step.index - 1]), point(line[step.index]))
+    found = judge(row_point(line[step.index - 1]), row_point(line[step.index]))
     return attrs.evolve(step, verdict=found.kind, evidence=found.reason)
 
 

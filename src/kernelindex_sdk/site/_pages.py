@@ -310,7 +310,7 @@ def health(
             stepAt=at,
         )
         rows.append(entry)
-    families = _relative_families(lines)
+    families = latest_by_family(lines)
     for h in relative:
         # A relative series adds to Health what no line shows: its last change, where code
         # changed as its absolute series started anew (a new GPU, a workload that gained a
@@ -353,7 +353,9 @@ def _code_on_a_new_start(causes: Sequence[str]) -> bool:
     )
 
 
-def _relative_families(lines: Sequence[Line]) -> dict[tuple[str, str], str]:
+def latest_by_family(lines: Sequence[Line]) -> dict[tuple[str, str], str]:
+    """When each family (operation, pass) was last measured: a line not re-measured since
+    is stale."""
     latest: dict[tuple[str, str], str] = {}
     for s in lines:
         for run in s.line_runs:

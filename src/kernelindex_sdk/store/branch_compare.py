@@ -32,7 +32,6 @@ from ..errors import ArgumentError
 from ..verdict import (
     DEFAULT_THRESHOLD,
     Noise,
-    Point,
     Verdict,
     fewest_samples,
     judge,
@@ -42,7 +41,7 @@ from ..verdict import (
 )
 from ._rows import RunRow
 from .history import SCATTER_POINTS, Line, SpecLookup
-from .series import Series, SeriesKey, group_series, row_degraded, utc_instant
+from .series import Series, SeriesKey, group_series, row_point, utc_instant
 
 __all__ = ["Baseline", "Judged", "SeriesBase", "baseline", "compare_to_branch", "judge_new"]
 
@@ -234,16 +233,6 @@ def _observed_at(row: RunRow) -> str:
     return row.observed_at
 
 
-def _row_point(row: RunRow) -> Point:
-    return Point(
-        median=float(row.median_ns or 0),
-        p20=row.p20_ns,
-        p80=row.p80_ns,
-        samples=row.samples,
-        degraded=row_degraded(row),
-    )
-
-
 class SeriesBase:
     """A branch's series made ready to judge many NEWs against its history: the base and
     noise of any point's past read from lists built once (the dashboard's Compare page
@@ -342,7 +331,7 @@ def _judged(
         and r.environment_digest == latest.environment_digest
         and r.commit == latest.commit
     ]
-    mine = pool(_row_point(r) for r in same)
+    mine = pool(row_point(r) for r in same)
     found = judge(base, mine, threshold=threshold, noise=noise, include_degraded=include_degraded)
     return Judged(found, chosen.latest, latest, _note(chosen, window, branch))
 

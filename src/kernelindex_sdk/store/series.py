@@ -23,6 +23,7 @@ import attrs
 
 from .._base.display import printable
 from ..errors import ArgumentError
+from ..verdict import Point
 from ._rows import RunRow
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "group_series",
     "replicate_groups",
     "row_degraded",
+    "row_point",
     "series_key",
     "skip_notice",
     "skip_reason",
@@ -185,6 +187,18 @@ def row_degraded(row: RunRow) -> str | None:
     """Why ``row``'s timing is unfit to compare (``RunRow.degraded``, filled at ingest by
     :func:`kernelindex_sdk.conditions.degraded_reason`), or None."""
     return row.degraded
+
+
+def row_point(row: RunRow) -> Point:
+    """One stored run as the verdict reads a point: its median, p20 and p80 in ns, its
+    sample count and its degraded mark."""
+    return Point(
+        median=float(row.median_ns or 0),
+        p20=row.p20_ns,
+        p80=row.p80_ns,
+        samples=row.samples,
+        degraded=row_degraded(row),
+    )
 
 
 def degraded_column(rows: Sequence[RunRow]) -> list[str | None]:

@@ -72,16 +72,7 @@ def _fraction(argument: str, value: Any) -> float:
     An infinite threshold (``1e309`` read as a float) would pass every change: a gate
     that cannot trip is refused, not run.
     """
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ArgumentError(
-            argument=argument, reason=f"expected a finite number >= 0, got {short_repr(value)}"
-        )
-    return value
+    return _arguments.at_least(value, argument)
 
 
 def _in_base_unit(stat: Stat) -> Stat:

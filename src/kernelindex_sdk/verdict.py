@@ -39,6 +39,7 @@ from typing import Final
 
 import attrs
 
+from ._base.arguments import at_least
 from ._base.noise import NOISY_SPREAD
 from .errors import ArgumentError
 
@@ -294,14 +295,7 @@ def _beyond(base: float, new: float, fraction: float) -> bool:
 
 
 def _fraction(name: str, value: object) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ArgumentError(argument=name, reason=f"expected a finite number >= 0, got {value!r}")
-    return float(value)
+    return float(at_least(value, name))
 
 
 def _reaches(base: float, new: float, threshold: float, u: float) -> bool:

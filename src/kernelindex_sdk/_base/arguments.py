@@ -9,6 +9,7 @@ from deep inside.
 
 from __future__ import annotations
 
+import math
 import os
 import reprlib
 from collections.abc import Callable, Iterable
@@ -21,6 +22,7 @@ from ..errors import ArgumentError
 from .display import article
 
 __all__ = [
+    "at_least",
     "instance",
     "integer",
     "integers",
@@ -164,5 +166,28 @@ def instance(value: Any, cls: type[T], argument: str) -> T:
     if not isinstance(value, cls):
         raise ArgumentError(
             argument=argument, reason=f"expected a {cls.__name__}, got {_kind(value)}"
+        )
+    return value
+
+
+def at_least(
+    value: Any,
+    argument: str,
+    minimum: float = 0.0,
+    *,
+    what: str = "a finite number",
+    exclusive: bool = False,
+) -> float:
+    """``value`` when it is a finite int or float (a bool is not one here) of at least
+    ``minimum`` (above it, with ``exclusive``): a threshold, a fraction, seconds."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or (value <= minimum if exclusive else value < minimum)
+    ):
+        bound = f"above {minimum:g}" if exclusive else f">= {minimum:g}"
+        raise ArgumentError(
+            argument=argument, reason=f"expected {what} {bound}, got {short_repr(value)}"
         )
     return value

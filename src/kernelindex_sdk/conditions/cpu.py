@@ -28,7 +28,6 @@ sampler says why once per process (:class:`CpuStateWarning`) and the result is N
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 import time
@@ -37,7 +36,8 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Final, NamedTuple
 
-from ..errors import ArgumentError, StateError
+from .._base.arguments import at_least
+from ..errors import StateError
 
 __all__ = ["DEFAULT_MIN_WINDOW_S", "CpuSampler", "CpuStateWarning", "sample_cpu"]
 
@@ -184,16 +184,7 @@ class CpuSampler:
         Raises:
             ArgumentError: for a window that is not a finite number >= 0.
         """
-        if (
-            isinstance(min_window_s, bool)
-            or not isinstance(min_window_s, (int, float))
-            or not math.isfinite(min_window_s)
-            or min_window_s < 0
-        ):
-            raise ArgumentError(
-                argument="min_window_s", reason=f"expected seconds >= 0, got {min_window_s!r}"
-            )
-        self._min_window_s = float(min_window_s)
+        self._min_window_s = float(at_least(min_window_s, "min_window_s", what="seconds"))
         self._start: _Reading | None = None
         self._used = False
         self.result: dict[str, Any] | None = None

@@ -22,13 +22,13 @@ the state of a loop that was not watched to its end is not recorded.
 
 from __future__ import annotations
 
-import math
 import statistics
 import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Final
 
+from .._base.arguments import at_least
 from ..errors import ArgumentError, StateError
 from . import nvml as _nvml
 
@@ -111,17 +111,8 @@ class GpuSampler:
                 argument="device",
                 reason=f"expected an NVML index >= 0, a UUID or a PCI bus id, got {device!r}",
             )
-        if (
-            isinstance(interval_s, bool)
-            or not isinstance(interval_s, (int, float))
-            or not math.isfinite(interval_s)
-            or interval_s <= 0
-        ):
-            raise ArgumentError(
-                argument="interval_s", reason=f"expected seconds above 0, got {interval_s!r}"
-            )
         self._device = device
-        self._interval = float(interval_s)
+        self._interval = float(at_least(interval_s, "interval_s", what="seconds", exclusive=True))
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._nvml: Any = None

@@ -5,7 +5,7 @@ objects, handed out by :class:`~.bundles.BundleReader`) and a workload and an
 implementation other lines declared. ``InputRules.admit`` checks each of them, making
 pointers and problem lists for what is then found fine; :func:`known_bundle` answers
 the common case, "nothing to report, nothing new to remember but the run's place", or
-says False and admit runs in full (5 to 8% of a record's reading, in instructions:
+says False and admit runs in full (6 to 10% of a record's reading, in instructions:
 benchmarks/results/reader_fast_parts.json).
 """
 
